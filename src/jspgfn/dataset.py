@@ -1,0 +1,180 @@
+"""Reading and writing dataset folders (DESIGN.md contract) and plain CSV files.
+
+A dataset folder holds:
+  train.csv, test.csv          header = variable names, one row per observation
+  graph.csv                    optional true adjacency (header; [i, j] = 1 means i -> j)
+  meta.json                    optional generator metadata
+  train_interventions.csv,     optional, same shape as the data, 1 where the
+  test_interventions.csv       variable was intervened on in that row
+A plain CSV file is accepted anywhere a dataset is: it is the training data,
+with no test set, no graph and no interventions.
+"""
+
+import csv
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from jspgfn import atomic
+from jspgfn.errors import DataError
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    """Observations and what is known about them.
+
+    Attributes:
+      train: float [N, d].
+      test: float [N', d] or None.
+      names: the d variable names.
+      graph: uint8 [d, d] true adjacency or None.
+      train_interventions / test_interventions: uint8 like train / test, or None.
+      meta: dict (generator metadata; empty for user data).
+      source: where it was read from (for messages).
+    """
+
+    train: np.ndarray
+    names: tuple
+    test: np.ndarray | None = None
+    graph: np.ndarray | None = None
+    train_interventions: np.ndarray | None = None
+    test_interventions: np.ndarray | None = None
+    meta: dict = dataclasses.field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def num_variables(self):
+        return self.train.shape[1]
+
+
+# ----------------------------------------------------------------- reading
+
+def read_csv_matrix(path, expect_names=None, binary=False):
+    """Parse a numeric CSV with a header row. Returns (names, float64 [rows, cols]).
+
+    Every malformed input raises DataError naming the file, the line and the problem:
+    empty file, duplicate or empty names, ragged rows, missing or non-numeric values,
+    infinities, a header that differs from `expect_names`, non-0/1 entries when `binary`.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "file not found")
+    try:
+        with open(path, newline="") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError:
+        raise DataError(path, "not a text CSV file (cannot decode as UTF-8)") from None
+    except csv.Error as exc:
+        raise DataError(path, f"not a valid CSV file ({exc})") from None
+    rows = [row for row in rows if row and any(cell.strip() for cell in row)]
+    if not rows:
+        raise DataError(path, "empty file: expected a header row of variable names")
+    names = tuple(cell.strip() for cell in rows[0])
+    if any(not name for name in names):
+        raise DataError(path, "header has an empty variable name")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise DataError(path, f"duplicate variable names in header: {', '.join(duplicates)}")
+    if expect_names is not None and names != tuple(expect_names):
+        raise DataError(path, f"header {list(names)} does not match the training data {list(expect_names)}")
+    if len(rows) == 1:
+        raise DataError(path, "no observations below the header")
+    values = np.empty((len(rows) - 1, len(names)), dtype=np.float64)
+    for r, row in enumerate(rows[1:]):
+        line = r + 2
+        if len(row) != len(names):
+            raise DataError(path, f"line {line} has {len(row)} values, the header has {len(names)} (ragged row)")
+        for c, cell in enumerate(row):
+            text = cell.strip()
+            if text == "" or text.lower() in ("na", "nan", "null", "none"):
+                raise DataError(path, f"line {line}, column '{names[c]}': missing value")
+            try:
+                value = float(text)
+            except ValueError:
+                raise DataError(path, f"line {line}, column '{names[c]}': non-numeric value {text!r}") from None
+            if not math.isfinite(value):
+                raise DataError(path, f"line {line}, column '{names[c]}': value {text!r} is not finite")
+            if binary and value not in (0.0, 1.0):
+                raise DataError(path, f"line {line}, column '{names[c]}': expected 0 or 1, got {text!r}")
+            values[r, c] = value
+    return names, values
+
+
+def load_dataset(path):
+    """Load a dataset folder or a plain CSV file into a Dataset (raises DataError)."""
+    path = Path(path)
+    if path.is_file():
+        names, train = read_csv_matrix(path)
+        return Dataset(train=train, names=names, source=str(path))
+    if not path.is_dir():
+        raise DataError(path, "no such file or dataset folder")
+    train_path = path / "train.csv"
+    if not train_path.is_file():
+        raise DataError(path, "dataset folder has no train.csv")
+    names, train = read_csv_matrix(train_path)
+
+    def optional(name, binary=False, shape=None):
+        file = path / name
+        if not file.is_file():
+            return None
+        _, values = read_csv_matrix(file, expect_names=names, binary=binary)
+        if shape is not None and values.shape != shape:
+            raise DataError(file, f"expected shape {shape}, got {values.shape}")
+        return values
+
+    d = len(names)
+    test = optional("test.csv")
+    graph = optional("graph.csv", binary=True, shape=(d, d))
+    if graph is not None:
+        graph = graph.astype(np.uint8)
+        from jspgfn.graphs import is_dag  # local import keeps dataset.py light
+
+        if np.any(np.diag(graph)) or not is_dag(graph):
+            raise DataError(path / "graph.csv", "the true graph is not a DAG")
+    train_int = optional("train_interventions.csv", binary=True, shape=train.shape)
+    test_int = optional("test_interventions.csv", binary=True,
+                        shape=None if test is None else test.shape)
+    if test_int is not None and test is None:
+        raise DataError(path / "test_interventions.csv", "present but there is no test.csv")
+    meta = {}
+    meta_path = path / "meta.json"
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise DataError(meta_path, f"invalid JSON ({exc})") from None
+    as_u8 = lambda a: None if a is None else a.astype(np.uint8)  # noqa: E731
+    return Dataset(train=train, names=names, test=test, graph=graph,
+                   train_interventions=as_u8(train_int), test_interventions=as_u8(test_int),
+                   meta=meta, source=str(path))
+
+
+# ----------------------------------------------------------------- writing
+
+def _csv_text(names, values, integer=False):
+    fmt = (lambda v: str(int(v))) if integer else (lambda v: repr(float(v)))
+    lines = [",".join(names)]
+    lines += [",".join(fmt(v) for v in row) for row in np.asarray(values)]
+    return "\n".join(lines) + "\n"
+
+
+def write_dataset(folder, dataset):
+    """Write a Dataset as a dataset folder; each file appears whole or not at all.
+
+    meta.json is written last, so its presence marks a complete folder.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(folder / "train.csv", _csv_text(dataset.names, dataset.train))
+    if dataset.test is not None:
+        atomic.write_text(folder / "test.csv", _csv_text(dataset.names, dataset.test))
+    if dataset.graph is not None:
+        atomic.write_text(folder / "graph.csv", _csv_text(dataset.names, dataset.graph, integer=True))
+    for name in ("train_interventions", "test_interventions"):
+        value = getattr(dataset, name)
+        if value is not None:
+            atomic.write_text(folder / f"{name}.csv", _csv_text(dataset.names, value, integer=True))
+    atomic.write_json(folder / "meta.json", dataset.meta)

@@ -1,0 +1,85 @@
+"""Synthetic Bayesian-network data (the paper's recipe, appendix D.2 and D.3).
+
+Graph: Erdos-Renyi DAG with k*d expected edges ("erk": er1, er2, ...), random node order.
+Linear model: weights N(0, 1) on edges, Gaussian noise of variance 0.01.
+MLP model: per node an MLP with one hidden layer of 5 ReLU units on its masked
+parents, all weights N(0, 1), Gaussian noise of variance 0.01.
+Optional hard interventions: in a fraction of the rows one random variable is
+set to a value drawn from N(0, intervention_var), ignoring its parents.
+Everything is drawn from one numpy Generator seeded by `seed`.
+"""
+
+import re
+
+import numpy as np
+
+from jspgfn.dataset import Dataset
+from jspgfn.errors import JspgfnError
+from jspgfn.graphs import sample_er_dag, topological_order
+from jspgfn.models import LinearGaussian, MLPGaussian
+
+GENERATOR_VERSION = 1
+
+
+def expected_edges_for(graph_kind, num_variables):
+    match = re.fullmatch(r"er(\d+)", graph_kind)
+    if not match or int(match.group(1)) < 1:
+        raise JspgfnError(f"unknown graph kind '{graph_kind}': use er1, er2, ... (k*d expected edges)")
+    return int(match.group(1)) * num_variables
+
+
+def data_model(model_name, obs_var=0.01, hidden=5):
+    if model_name == "linear":
+        return LinearGaussian(obs_var=obs_var)
+    if model_name == "mlp":
+        return MLPGaussian(obs_var=obs_var, hidden=hidden)
+    raise JspgfnError(f"unknown data model '{model_name}': use linear or mlp")
+
+
+def ancestral_sample(rng, model, theta, graph, num_rows, interventional_fraction=0.0, intervention_var=1.0):
+    """Draw rows in topological order. Returns (x float [n, d], interventions uint8 [n, d])."""
+    d = graph.shape[0]
+    x = np.zeros((num_rows, d))
+    interventions = np.zeros((num_rows, d), dtype=np.uint8)
+    is_interventional = rng.random(num_rows) < interventional_fraction
+    targets = rng.integers(0, d, size=num_rows)
+    interventions[is_interventional, targets[is_interventional]] = 1
+    values = np.sqrt(intervention_var) * rng.standard_normal((num_rows, d))
+    noise = np.sqrt(model.obs_var) * rng.standard_normal((num_rows, d))
+    for j in topological_order(graph):
+        # mean() evaluates every node; column j only reads its (already drawn) parents.
+        mean_j = model.mean(theta, graph.astype(np.float64), x, xp=np)[:, j]
+        x[:, j] = np.where(interventions[:, j] == 1, values[:, j], mean_j + noise[:, j])
+    return x, interventions
+
+
+def generate(graph_kind="er1", model_name="linear", num_variables=5, num_train=100, num_test=100, seed=0,
+             obs_var=0.01, hidden=5, interventional_fraction=0.0, intervention_var=1.0):
+    """A synthetic Dataset with its true graph, parameters and metadata."""
+    if num_variables < 2:
+        raise JspgfnError(f"need at least 2 variables, got d={num_variables}")
+    if num_train < 1 or num_test < 0:
+        raise JspgfnError(f"need n >= 1 and n-test >= 0, got n={num_train}, n-test={num_test}")
+    if not 0.0 <= interventional_fraction <= 1.0:
+        raise JspgfnError(f"interventional fraction must lie in [0, 1], got {interventional_fraction}")
+    rng = np.random.default_rng(seed)
+    expected = expected_edges_for(graph_kind, num_variables)
+    model = data_model(model_name, obs_var, hidden)
+    graph = sample_er_dag(rng, num_variables, expected)
+    theta = model.sample_prior(rng, graph)
+    train, train_int = ancestral_sample(rng, model, theta, graph, num_train, interventional_fraction, intervention_var)
+    test, test_int = ancestral_sample(rng, model, theta, graph, num_test, interventional_fraction, intervention_var)
+    names = tuple(f"X{i}" for i in range(num_variables))
+    interventional = interventional_fraction > 0
+    meta = {
+        "generator": "jspgfn.generate", "generator_version": GENERATOR_VERSION, "seed": seed,
+        "graph": graph_kind, "expected_edges": expected, "model": model_name,
+        "obs_var": obs_var, "hidden": hidden if model_name == "mlp" else None,
+        "num_variables": num_variables, "num_train": num_train, "num_test": num_test,
+        "interventional_fraction": interventional_fraction, "intervention_var": intervention_var,
+        "num_edges": int(graph.sum()), "theta": theta.tolist(), "theta_layout": model.layout(num_variables),
+    }
+    return Dataset(train=train, names=names, test=test if num_test > 0 else None, graph=graph,
+                   train_interventions=train_int if interventional else None,
+                   test_interventions=test_int if interventional and num_test > 0 else None,
+                   meta=meta)
