@@ -1,0 +1,16 @@
+"""The reference sampler: (G, theta) drawn from the exact joint posterior (linear Gaussian, d <= 5)."""
+
+import numpy as np
+
+from jspgfn.exact import compute_exact_posterior, sample_exact
+from jspgfn.models import get_graph_prior
+
+CAPABILITIES = {"joint": True, "nonlinear": False, "dag_support": True, "discrete": False,
+                "max_parents": None, "sampler": True, "minibatch": False}
+
+
+def fit(dataset, model, seed, num_samples=1000, graph_prior="uniform"):
+    """Enumerate every DAG, then draw num_samples pairs with numpy's Generator(seed)."""
+    prior = get_graph_prior(graph_prior, dataset.num_variables)
+    posterior = compute_exact_posterior(dataset, model, prior)
+    return sample_exact(posterior, dataset, model, np.random.default_rng(seed), int(num_samples))

@@ -1,0 +1,229 @@
+"""Metrics of one PosteriorSamples file, from the samples, the dataset and (optionally) the exact posterior.
+
+Evaluation never knows which method produced the samples: everything it needs (the likelihood
+model, its hyper-parameters, the graph prior) is read from the samples' metadata. Every
+expectation over samples uses `samples.weights()` (uniform unless log_weights are given).
+
+Likelihoods run in JAX under a scoped `jax.enable_x64(True)`, so held-out NLL and log-rewards are
+float64 like the closed forms in exact.py: an NLL over N' rows is a sum of N' d terms and a
+predictive NLL is a log-mean-exp of such sums, where float32 rounding (~1e-7 relative on values
+of 1e3-1e5) would be visible in the reported digits. The rest of the process keeps JAX's default.
+"""
+
+import functools
+import math
+
+import jax
+import numpy as np
+from scipy.special import logsumexp
+
+from jspgfn.errors import JspgfnError
+from jspgfn.exact import log_posterior_theta
+from jspgfn.features import edge_features, markov_features, offdiagonal, path_features
+from jspgfn.graphs import shd
+from jspgfn.models import LinearGaussian, get_graph_prior, log_reward, model_from_metadata
+from jspgfn.models.graph_prior import GraphPrior
+
+_MAP_BATCH = 64  # samples per vectorised likelihood evaluation (bounds memory for the MLP model)
+RANSAC_SEED = 0
+
+
+# ------------------------------------------------------------ small helpers
+
+def rmse(a, b):
+    return float(np.sqrt(np.mean((np.asarray(a, float) - np.asarray(b, float)) ** 2)))
+
+
+def pearson(a, b, label, notes):
+    """Pearson's r, or None (with a note) when either vector is constant."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        notes.append(f"{label}: Pearson's r undefined (a constant vector), reported as null")
+        return None
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def ransac_slope(log_rewards, log_probs, random_state=RANSAC_SEED):
+    """Slope and intercept of log_probs ~ a * log_rewards + b by RANSAC (robust to outliers).
+
+    Args: two float arrays [K]. Returns (a, b) as floats.
+    """
+    from sklearn.linear_model import RANSACRegressor
+
+    fit = RANSACRegressor(random_state=random_state).fit(np.asarray(log_rewards, float)[:, None],
+                                                         np.asarray(log_probs, float))
+    return float(fit.estimator_.coef_[0]), float(fit.estimator_.intercept_)
+
+
+def graph_prior_from_metadata(value, num_variables):
+    """GraphPrior from a metadata entry: a name ('uniform'), {'name', 'log_edge_weight'} or {'name', **kwargs}."""
+    if value is None:
+        return get_graph_prior("uniform", num_variables)
+    if isinstance(value, str):
+        return get_graph_prior(value, num_variables)
+    if isinstance(value, dict) and "name" in value:
+        if "log_edge_weight" in value:
+            return GraphPrior(value["name"], float(value["log_edge_weight"]))
+        kwargs = {k: v for k, v in value.items() if k != "name"}
+        return get_graph_prior(value["name"], num_variables, **kwargs)
+    raise JspgfnError(f"cannot read the graph prior {value!r} from the samples' metadata")
+
+
+# ------------------------------------------------------------ batched likelihoods (float64)
+
+@functools.partial(jax.jit, static_argnums=(0,))
+def _log_likelihoods(model, theta, graphs, x, interventions):
+    """log P(x | G_k, theta_k) for every sample: theta [K, ...], graphs [K, d, d] -> [K]."""
+    one = lambda pair: model.log_likelihood(pair[0], pair[1], x, interventions)  # noqa: E731
+    return jax.lax.map(one, (theta, graphs), batch_size=_MAP_BATCH)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _log_rewards(model, graph_prior, theta, graphs, x, interventions):
+    """log R(G_k, theta_k) on the full data for every sample -> [K]."""
+    one = lambda pair: log_reward(model, graph_prior, pair[0], pair[1], x, interventions)  # noqa: E731
+    return jax.lax.map(one, (theta, graphs), batch_size=_MAP_BATCH)
+
+
+def _float64_call(fn, *args):
+    with jax.enable_x64(True):
+        args = [None if a is None else np.asarray(a, dtype=np.float64) for a in args]
+        return np.asarray(fn(*args), dtype=np.float64)
+
+
+def per_sample_log_likelihood(model, theta, graphs, x, interventions=None):
+    """float64 [K]: log P(x | G_k, theta_k), entries with interventions == 1 left out."""
+    return _float64_call(functools.partial(_log_likelihoods, model), theta, graphs, x, interventions)
+
+
+def per_sample_log_reward(model, graph_prior, theta, graphs, x, interventions=None):
+    """float64 [K]: log P(D | G_k, theta_k) + log P(theta_k | G_k) + log P(G_k) (models.log_reward)."""
+    return _float64_call(functools.partial(_log_rewards, model, graph_prior), theta, graphs, x, interventions)
+
+
+# ------------------------------------------------------------ metric groups
+
+def _identification(samples, dataset):
+    meta = samples.metadata
+    return {"method": meta.get("method"), "model": meta.get("model"), "seed": meta.get("seed"),
+            "dataset": dataset.source, "dataset_seed": dataset.meta.get("seed"),
+            "num_samples": int(samples.num_samples), "share_cyclic": samples.share_cyclic()}
+
+
+def _feature_metrics(samples, weights, exact, notes):
+    if exact.num_variables != samples.num_variables:
+        raise JspgfnError(f"the exact posterior has d={exact.num_variables}, the samples d={samples.num_variables}")
+    out = {}
+    for name, feature in (("edge", edge_features), ("path", path_features), ("markov", markov_features)):
+        estimate = offdiagonal(feature(samples.graphs, weights))
+        reference = offdiagonal(getattr(exact, name))
+        out[f"{name}_rmse"] = rmse(estimate, reference)
+        out[f"{name}_pearson"] = pearson(estimate, reference, f"{name} features", notes)
+    return out
+
+
+def _nll_metrics(samples, weights, dataset, model):
+    loglik = per_sample_log_likelihood(model, samples.theta, samples.graphs, dataset.test,
+                                       dataset.test_interventions)
+    return {"nll_expected": float(-np.sum(weights * loglik)),
+            "nll_predictive": float(-logsumexp(loglik, b=weights)),
+            "num_test": int(dataset.test.shape[0])}
+
+
+def _true_graph_metrics(samples, weights, dataset, notes):
+    truth = offdiagonal(dataset.graph)
+    out = {"expected_shd": float(np.sum(weights * shd(samples.graphs, dataset.graph)))}
+    if truth.min() == truth.max():
+        notes.append("auroc undefined: the true graph has a single class of off-diagonal entries (empty)")
+        out["auroc"] = None
+    else:
+        from sklearn.metrics import roc_auc_score
+
+        out["auroc"] = float(roc_auc_score(truth, offdiagonal(edge_features(samples.graphs, weights))))
+    return out
+
+
+def _log_pt_metrics(samples, dataset, model, notes):
+    log_pt = np.asarray(samples.extras["log_prob_terminating"], dtype=np.float64)
+    if log_pt.shape != (samples.num_samples,):
+        raise JspgfnError(f"log_prob_terminating has shape {log_pt.shape}, expected [{samples.num_samples}]")
+    prior = graph_prior_from_metadata(samples.metadata.get("graph_prior"), samples.num_variables)
+    log_r = per_sample_log_reward(model, prior, samples.theta, samples.graphs, dataset.train,
+                                  dataset.train_interventions)
+    finite = np.isfinite(log_pt) & np.isfinite(log_r)
+    if not finite.all():
+        notes.append(f"log_pt: {int((~finite).sum())} samples with a non-finite log P_T or log R left out")
+    x, y = log_r[finite], log_pt[finite]
+    out = {"log_pt_pearson": pearson(x, y, "log P_T vs log R", notes), "log_pt_slope": None,
+           "log_pt_intercept": None}
+    if len(x) >= 3 and np.ptp(x) > 0:
+        out["log_pt_slope"], out["log_pt_intercept"] = ransac_slope(x, y)
+    else:
+        notes.append("log_pt_slope undefined: fewer than 3 samples or a constant log-reward")
+    return out
+
+
+def _theta_cross_entropy(samples, weights, dataset, model, exact, notes):
+    """-E_q[log P(theta | G, D)] under the exact posterior's model when given, else the samples' model."""
+    reference = model
+    if exact is not None and "model_kwargs" in exact.metadata:
+        reference = LinearGaussian(**exact.metadata["model_kwargs"])
+        if reference != model:
+            notes.append(f"theta_cross_entropy uses the exact posterior's model {reference.kwargs()}, "
+                         f"not the samples' {model.kwargs()}")
+    if samples.share_cyclic() > 0:
+        notes.append("theta_cross_entropy includes cyclic graphs (per-node closed form applied to them)")
+    log_q = log_posterior_theta(reference, dataset.train, samples.graphs, samples.theta, dataset.train_interventions)
+    return float(-np.sum(weights * log_q))
+
+
+def _check_theta_shape(samples, model):
+    expected = (samples.num_samples,) + tuple(model.theta_shape(samples.num_variables))
+    if samples.theta.shape != expected:
+        raise JspgfnError(f"samples theta has shape {samples.theta.shape}, model '{model.name}' expects {expected}")
+
+
+# ------------------------------------------------------------ entry point
+
+def evaluate(samples, dataset, exact=None):
+    """JSON-ready metrics of `samples` (PosteriorSamples) fitted on `dataset` (Dataset).
+
+    Keys: identification (method, model, seed, dataset, dataset_seed, num_samples, share_cyclic);
+    with `exact` (ExactPosterior): {edge,path,markov}_{rmse,pearson} on off-diagonal entries;
+    linear Gaussian model: theta_cross_entropy = -E_q[log P(theta | G, D)] (closed form, any d; under
+    the exact posterior's model settings when `exact` is given);
+    with a test set: nll_expected = -E_q[log P(D' | G, theta)], nll_predictive = -log E_q[P(D' | G, theta)]
+    (totals over the N' held-out rows, intervened entries left out) and num_test;
+    with a true graph: expected_shd, auroc; with extras['log_prob_terminating']: log_pt_slope
+    (RANSAC), log_pt_intercept, log_pt_pearson against log R; wall_seconds when recorded;
+    notes: why any metric is null.
+    """
+    if samples.num_variables != dataset.num_variables:
+        raise JspgfnError(f"the samples have d={samples.num_variables}, the dataset d={dataset.num_variables}")
+    notes = []
+    weights = samples.weights()
+    model = model_from_metadata(samples.metadata)
+    _check_theta_shape(samples, model)
+    metrics = _identification(samples, dataset)
+    if exact is not None:
+        metrics.update(_feature_metrics(samples, weights, exact, notes))
+    if isinstance(model, LinearGaussian):
+        metrics["theta_cross_entropy"] = _theta_cross_entropy(samples, weights, dataset, model, exact, notes)
+    if dataset.test is not None:
+        metrics.update(_nll_metrics(samples, weights, dataset, model))
+    if dataset.graph is not None:
+        metrics.update(_true_graph_metrics(samples, weights, dataset, notes))
+    if "log_prob_terminating" in samples.extras:
+        metrics.update(_log_pt_metrics(samples, dataset, model, notes))
+    if "wall_seconds" in samples.metadata:
+        metrics["wall_seconds"] = samples.metadata["wall_seconds"]
+    metrics["notes"] = notes
+    return {key: _finite_or_none(value, key, notes) for key, value in metrics.items()}
+
+
+def _finite_or_none(value, key, notes):
+    """JSON has no NaN/inf: such a float becomes None with a note."""
+    if isinstance(value, float) and not math.isfinite(value):
+        notes.append(f"{key} was {value}, reported as null")
+        return None
+    return value
