@@ -99,8 +99,9 @@ def _run_aggregate(args):
 
 def _add_baseline(sub):
     p = sub.add_parser("baseline", help="fit a baseline method and write PosteriorSamples")
-    p.add_argument("name", help="baseline name (see `jspgfn baseline --list`)" )
+    p.add_argument("name", nargs="?", help="baseline name (see `jspgfn baseline --list`)")
     p.add_argument("data", nargs="?", help="dataset folder or CSV file")
+    p.add_argument("--list", action="store_true", help="list the baselines and their capabilities")
     p.add_argument("--model", default="lingauss-diag")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -112,12 +113,17 @@ def _add_baseline(sub):
 def _run_baseline(args):
     import yaml
 
-    from jspgfn.baselines import fit_baseline
+    from jspgfn.baselines import baseline_names, fit_baseline, get_baseline
     from jspgfn.dataset import load_dataset
     from jspgfn.samples import save_samples
 
-    if args.data is None or args.out is None:
-        raise JspgfnError("baseline needs DATA and --out")
+    if args.list:
+        for name in baseline_names():
+            capabilities = get_baseline(name).CAPABILITIES
+            print(f"{name:14s}" + " ".join(f"{key}={value}" for key, value in capabilities.items()))
+        return
+    if args.name is None or args.data is None or args.out is None:
+        raise JspgfnError("baseline needs NAME, DATA and --out (or --list)")
     params = {}
     for item in args.param:
         key, sep, value = item.partition("=")

@@ -1,0 +1,150 @@
+"""The Snakemake pipeline: lint, dry runs, config validation and the smoke preset end to end.
+
+Each test runs Snakemake in a temporary copy of the workflow (Snakefile, workflow/, config/,
+profiles/), with this interpreter: the Snakefile puts its directory first on PATH, so the jobs find
+the `jspgfn` command of the same environment.
+"""
+
+import csv
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+PRESETS = ["config/config.yaml", "config/quick.yaml", "config/smoke.yaml"]
+
+
+def copy_workflow(dest):
+    for name in ("Snakefile", "workflow", "config", "profiles"):
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name)
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def snakemake(cwd, *args, timeout=1200):
+    env = dict(os.environ)
+    env["JAX_COMPILATION_CACHE_DIR"] = str(ROOT / ".jax_cache")  # shared with other runs: faster
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return copy_workflow(tmp_path_factory.mktemp("workflow"))
+
+
+def test_lint_is_clean_for_every_preset(workdir):
+    for preset in PRESETS:
+        result = snakemake(workdir, "--lint", "--configfile", preset)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
+        assert "Lints for" not in result.stdout + result.stderr
+
+
+def test_default_config_is_the_paper_grid(workdir):
+    result = snakemake(workdir, "-n", "--quiet", "rules")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    # 20 datasets: 20 generate, 20 exact, 20 samples and 20 metrics for the one method, 1 table.
+    for rule, count in (("generate", 20), ("exact", 20), ("baseline", 20), ("evaluate", 20), ("aggregate", 1)):
+        assert any(line.split() == [rule, str(count)] for line in text.splitlines()), text
+    assert not (workdir / "results").exists()
+
+
+@pytest.mark.parametrize("preset,datasets", [("quick", 5), ("smoke", 2)])
+def test_dry_run_of_each_preset(workdir, preset, datasets):
+    result = snakemake(workdir, "-n", "--configfile", f"config/{preset}.yaml")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    assert f"results/{preset}/small_graphs/metrics.csv" in text
+    assert f"results/{preset}/small_graphs/data/{datasets - 1}" in text
+    assert f"results/{preset}/small_graphs/data/{datasets}\n" not in text
+    assert not (workdir / "results").exists()
+
+
+def _bad_config(workdir, name, edit):
+    config = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    edit(config)
+    path = workdir / "config" / name
+    path.write_text(yaml.safe_dump(config))
+    return f"config/{name}"
+
+
+@pytest.mark.parametrize("name,edit,problem", [
+    ("neg.yaml", lambda c: c["experiments"]["small_graphs"].update(num_datasets=-1),
+     "experiments.small_graphs.num_datasets: -1 is less than the minimum of 1"),
+    ("typo.yaml", lambda c: c["methods"]["exact"].update(model="lingaus-diag"),
+     "methods.exact.model: 'lingaus-diag' is not one of ['lingauss-diag', 'lingauss-full', 'mlp-gauss']"),
+    ("key.yaml", lambda c: c["experiments"]["small_graphs"].update(num_dataset=3),
+     "experiments.small_graphs: Additional properties are not allowed ('num_dataset' was unexpected)"),
+    ("unknown.yaml", lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "dibs"]),
+     "experiments.small_graphs.methods.1: unknown method 'dibs' (defined in methods: exact)"),
+])
+def test_bad_config_value_fails_with_one_line_and_no_output(tmp_path, name, edit, problem):
+    workdir = copy_workflow(tmp_path)
+    configfile = _bad_config(workdir, name, edit)
+    result = snakemake(workdir, "--cores", "1", "--configfile", configfile)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    # Snakemake may first say which profile it uses; then exactly our one line, nothing else.
+    lines = [line for line in lines if not line.startswith("Using workflow specific profile")]
+    assert lines == [f"{configfile}: {problem}"], result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (workdir / "results").exists()
+
+
+@pytest.mark.slow
+def test_smoke_preset_end_to_end(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+
+    smoke = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    experiment = smoke["experiments"]["small_graphs"]
+    methods = experiment["methods"]
+    datasets = [str(experiment.get("first_seed", 0) + i) for i in range(experiment["num_datasets"])]
+    out = workdir / "results" / "smoke" / "small_graphs"
+
+    # Every intermediate file of the contract exists.
+    for dataset in datasets:
+        for name in ("train.csv", "test.csv", "graph.csv", "meta.json"):
+            assert (out / "data" / dataset / name).is_file()
+        assert (out / "exact" / f"{dataset}.npz").is_file()
+        for method in methods:
+            assert (out / "samples" / method / f"{dataset}.npz").is_file()
+            assert (out / "metrics" / method / f"{dataset}.json").is_file()
+    resolved = yaml.safe_load((workdir / "results" / "smoke" / "config.yaml").read_text())
+    assert resolved["preset"] == "smoke"
+    assert resolved["methods"]["exact"]["name"] == "exact"  # defaults filled in
+
+    # The tidy table: one row per (method, dataset), finite metrics.
+    with open(out / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    expected = {(method, int(dataset)) for method in methods for dataset in datasets}
+    assert len(rows) == len(expected)
+    assert {(row["method"], int(row["dataset_seed"])) for row in rows} == expected
+    metric_columns = ["edge_rmse", "edge_pearson", "path_rmse", "path_pearson", "markov_rmse",
+                      "markov_pearson", "theta_cross_entropy", "nll_expected", "nll_predictive",
+                      "expected_shd", "auroc"]
+    for row in rows:
+        for column in metric_columns:
+            assert math.isfinite(float(row[column])), (column, row)
+        if row["method"] == "exact":  # the exact sampler against the exact posterior
+            assert float(row["edge_rmse"]) < 0.05, row
+            assert float(row["edge_pearson"]) > 0.95, row
+
+    # A second run has nothing to do.
+    again = snakemake(workdir, "-n", "--configfile", "config/smoke.yaml")
+    assert again.returncode == 0
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# Run by Snakemake inside the new conda env (--use-conda). JSPGFN_SOURCE is set by the Snakefile.
+set -euo pipefail
+pip install --quiet "${JSPGFN_SOURCE:?set by the Snakefile}"

@@ -1,0 +1,26 @@
+# Every method of kind `baseline`: `jspgfn baseline NAME DATA ... --out samples.npz`
+# (src/jspgfn/baselines/). The method's seed is the dataset's seed.
+
+
+rule baseline:
+    input:
+        data=f"{RESULTS}/{{experiment}}/data/{{dataset}}",
+    output:
+        f"{RESULTS}/{{experiment}}/samples/{{method}}/{{dataset}}.npz",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/samples/{{method}}/{{dataset}}.log",
+    wildcard_constraints:
+        method=id_regex(method_ids("baseline")),
+    params:
+        name=lambda w: method(w)["name"],
+        model=lambda w: method(w)["model"],
+        extra=lambda w: param_args(method(w)["params"]),
+    threads: lambda w: method(w)["threads"]
+    resources:
+        mem_mb=lambda w: method(w)["mem_mb"],
+        runtime=lambda w: method(w)["runtime"],
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn baseline {params.name} {input.data} --model {params.model}"
+        " --seed {wildcards.dataset} {params.extra} --out {output} > {log} 2>&1"

@@ -1,0 +1,48 @@
+# Metrics of every PosteriorSamples file (evaluation never knows which method made it),
+# then one tidy table per experiment.
+
+
+rule evaluate:
+    input:
+        unpack(
+            lambda w: {
+                "samples": f"{RESULTS}/{w.experiment}/samples/{w.method}/{w.dataset}.npz",
+                "data": f"{RESULTS}/{w.experiment}/data/{w.dataset}",
+                **(
+                    {"exact": f"{RESULTS}/{w.experiment}/exact/{w.dataset}.npz"}
+                    if experiment(w)["exact"]["enabled"]
+                    else {}
+                ),
+            }
+        ),
+    output:
+        f"{RESULTS}/{{experiment}}/metrics/{{method}}/{{dataset}}.json",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/evaluate/{{method}}/{{dataset}}.log",
+    params:
+        exact=lambda w, input: f"--exact {input.exact}" if "exact" in input.keys() else "",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn evaluate {input.samples} {input.data} {params.exact} --out {output} > {log} 2>&1"
+
+
+rule aggregate:
+    input:
+        lambda w: experiment_metrics(w.experiment),
+    output:
+        f"{RESULTS}/{{experiment}}/metrics.csv",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/aggregate.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn aggregate {input} --out {output} > {log} 2>&1"

@@ -1,0 +1,23 @@
+# The exact joint posterior by enumerating every DAG (linear Gaussian, d <= 5):
+# edge / path / Markov-blanket features used as the reference by `jspgfn evaluate --exact`.
+
+
+rule exact:
+    input:
+        data=f"{RESULTS}/{{experiment}}/data/{{dataset}}",
+    output:
+        f"{RESULTS}/{{experiment}}/exact/{{dataset}}.npz",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/exact/{{dataset}}.log",
+    params:
+        exact=lambda w: experiment(w)["exact"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn exact {input.data} --graph-prior {params.exact[graph_prior]}"
+        " --obs-var {params.exact[obs_var]} --prior-var {params.exact[prior_var]}"
+        " --out {output} > {log} 2>&1"
