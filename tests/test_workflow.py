@@ -133,14 +133,15 @@ def test_smoke_preset_end_to_end(tmp_path):
         rows = list(csv.DictReader(handle))
     expected = {(method, int(dataset)) for method in methods for dataset in datasets}
     assert len(rows) == len(expected)
-    assert {(row["method"], int(row["dataset_seed"])) for row in rows} == expected
+    assert {(row["label"], int(row["dataset_seed"])) for row in rows} == expected
+    assert {(row["preset"], row["experiment"]) for row in rows} == {("smoke", "small_graphs")}
     metric_columns = ["edge_rmse", "edge_pearson", "path_rmse", "path_pearson", "markov_rmse",
                       "markov_pearson", "theta_cross_entropy", "nll_expected", "nll_predictive",
                       "expected_shd", "auroc"]
     for row in rows:
         for column in metric_columns:
             assert math.isfinite(float(row[column])), (column, row)
-        if row["method"] == "exact":  # the exact sampler against the exact posterior
+        if row["label"] == "exact":  # the exact sampler against the exact posterior
             assert float(row["edge_rmse"]) < 0.05, row
             assert float(row["edge_pearson"]) > 0.95, row
 

@@ -8,7 +8,7 @@ import pandas as pd
 from jspgfn import atomic
 from jspgfn.errors import DataError
 
-IDENTIFICATION = ("method", "model", "seed", "dataset", "dataset_seed", "num_samples", "metrics_file")
+IDENTIFICATION = ("preset", "experiment", "label", "method", "model", "seed", "dataset", "dataset_seed", "num_samples", "metrics_file")
 
 
 def _read_metrics(path):
@@ -26,14 +26,15 @@ def _read_metrics(path):
     return row
 
 
-def aggregate_metrics(paths, out_csv):
+def aggregate_metrics(paths, out_csv, columns=None):
     """Read every metrics.json in `paths` and write one CSV row per file to `out_csv` (atomically).
 
     List and dict fields (e.g. `notes`) are dropped; a `metrics_file` column names the source.
+    `columns` ({name: value}) adds constant columns, e.g. the preset and experiment.
     Columns: the identification columns present (IDENTIFICATION order), then the rest sorted.
     Raises DataError naming the first missing or malformed file. Returns the DataFrame.
     """
-    rows = [_read_metrics(path) for path in paths]
+    rows = [{**(columns or {}), **_read_metrics(path)} for path in paths]
     table = pd.DataFrame(rows)
     first = [column for column in IDENTIFICATION if column in table.columns]
     table = table[first + sorted(column for column in table.columns if column not in first)]

@@ -64,6 +64,8 @@ def _add_evaluate(sub):
     p.add_argument("samples", help="samples.npz")
     p.add_argument("data", help="dataset folder or CSV file the samples were fitted on")
     p.add_argument("--exact", default=None, help="exact.npz of the same dataset (feature metrics)")
+    p.add_argument("--label", default=None,
+                   help="name of the run in tables (e.g. the config's method id; default: the samples' method)")
     p.add_argument("--out", required=True, help="metrics.json to write")
     p.set_defaults(run=_run_evaluate)
 
@@ -79,6 +81,7 @@ def _run_evaluate(args):
     dataset = load_dataset(args.data)
     exact = load_exact(args.exact) if args.exact else None
     metrics = evaluate(samples, dataset, exact)
+    metrics["label"] = args.label or metrics["method"]
     write_json(args.out, metrics)
     print(f"wrote {args.out}")
 
@@ -86,6 +89,8 @@ def _run_evaluate(args):
 def _add_aggregate(sub):
     p = sub.add_parser("aggregate", help="collect metrics.json files into one tidy CSV")
     p.add_argument("metrics", nargs="+", help="metrics.json files")
+    p.add_argument("--column", action="append", default=[], metavar="NAME=VALUE",
+                   help="constant column to add to every row (repeatable), e.g. preset=quick")
     p.add_argument("--out", required=True, help="CSV to write")
     p.set_defaults(run=_run_aggregate)
 
@@ -93,7 +98,13 @@ def _add_aggregate(sub):
 def _run_aggregate(args):
     from jspgfn.aggregate import aggregate_metrics
 
-    table = aggregate_metrics(args.metrics, args.out)
+    columns = {}
+    for item in args.column:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise JspgfnError(f"--column expects NAME=VALUE, got {item!r}")
+        columns[name] = value
+    table = aggregate_metrics(args.metrics, args.out, columns)
     print(f"wrote {args.out}: {len(table)} rows")
 
 

@@ -28,7 +28,8 @@ rule evaluate:
     conda:
         "../envs/jspgfn.yaml"
     shell:
-        "jspgfn evaluate {input.samples} {input.data} {params.exact} --out {output} > {log} 2>&1"
+        "jspgfn evaluate {input.samples} {input.data} {params.exact} --label {wildcards.method}"
+        " --out {output} > {log} 2>&1"
 
 
 rule aggregate:
@@ -44,5 +45,8 @@ rule aggregate:
         runtime=10,
     conda:
         "../envs/jspgfn.yaml"
+    params:
+        preset=config["preset"],
     shell:
-        "jspgfn aggregate {input} --out {output} > {log} 2>&1"
+        "jspgfn aggregate {input} --column preset={params.preset} --column experiment={wildcards.experiment}"
+        " --out {output} > {log} 2>&1"
