@@ -240,3 +240,22 @@ def test_aggregate_writes_one_row_per_file_and_names_a_missing_file(tmp_path):
     with pytest.raises(DataError, match="bad.json"):
         aggregate_metrics([tmp_path / "bad.json"], tmp_path / "other.csv")
     assert not (tmp_path / "other.csv").exists()
+
+
+def test_aggregate_features_long_table(tmp_path, setting):
+    """evaluate() keeps the per-pair features; aggregate_features() lays them out one row per pair."""
+    from jspgfn.aggregate import aggregate_features
+
+    dataset, exact, _, metrics = setting
+    metrics = {**metrics, "label": "reference"}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(metrics))
+    table = aggregate_features([path], tmp_path / "features.csv", {"preset": "test"})
+    d = dataset.num_variables
+    assert len(table) == 3 * d * (d - 1)
+    edge = table[table.feature == "edge"]
+    np.testing.assert_allclose(edge.exact, offdiagonal(exact.edge))
+    i, j = int(edge.source.iloc[1]), int(edge.target.iloc[1])
+    assert edge.exact.iloc[1] == pytest.approx(exact.edge[i, j])
+    assert set(table.label) == {"reference"} and set(table.preset) == {"test"}
+    assert np.sqrt(np.mean((edge.estimate - edge.exact) ** 2)) == pytest.approx(metrics["edge_rmse"])

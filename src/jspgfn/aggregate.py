@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from jspgfn import atomic
@@ -38,6 +39,42 @@ def aggregate_metrics(paths, out_csv, columns=None):
     table = pd.DataFrame(rows)
     first = [column for column in IDENTIFICATION if column in table.columns]
     table = table[first + sorted(column for column in table.columns if column not in first)]
+    with atomic.atomic_path(out_csv) as tmp:
+        table.to_csv(tmp, index=False)
+    return table
+
+
+def _feature_rows(path, metrics, columns):
+    """Long-format rows of one run's features: one per (feature, ordered pair i != j)."""
+    rows = []
+    for name, values in metrics.get("features", {}).items():
+        estimate, exact = values["estimate"], values["exact"]
+        d = int(round((1 + np.sqrt(1 + 4 * len(estimate))) / 2))  # len = d (d - 1)
+        pairs = [(i, j) for i in range(d) for j in range(d) if i != j]  # features.offdiagonal order
+        if len(pairs) != len(estimate) or len(exact) != len(estimate):
+            raise DataError(path, f"feature '{name}' has {len(estimate)} estimates, {len(exact)} exact values")
+        for (i, j), est, ref in zip(pairs, estimate, exact):
+            rows.append({**columns, "label": metrics.get("label", metrics.get("method")),
+                         "method": metrics.get("method"), "dataset_seed": metrics.get("dataset_seed"),
+                         "feature": name, "source": i, "target": j, "exact": ref, "estimate": est})
+    return rows
+
+
+def aggregate_features(paths, out_csv, columns=None):
+    """One CSV row per (run, feature, ordered pair): the exact and estimated feature values.
+
+    Written atomically; runs evaluated without an exact posterior contribute no rows.
+    Columns: the `columns` constants, label, method, dataset_seed, feature, source, target, exact, estimate.
+    """
+    rows = []
+    for path in paths:
+        path = Path(path)
+        metrics = json.loads(path.read_text()) if path.is_file() else None
+        if not isinstance(metrics, dict):
+            raise DataError(path, "missing or not a metrics JSON object")
+        rows.extend(_feature_rows(path, metrics, columns or {}))
+    table = pd.DataFrame(rows, columns=[*(columns or {}), "label", "method", "dataset_seed", "feature",
+                                        "source", "target", "exact", "estimate"])
     with atomic.atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
     return table

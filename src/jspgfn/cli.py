@@ -91,12 +91,14 @@ def _add_aggregate(sub):
     p.add_argument("metrics", nargs="+", help="metrics.json files")
     p.add_argument("--column", action="append", default=[], metavar="NAME=VALUE",
                    help="constant column to add to every row (repeatable), e.g. preset=quick")
-    p.add_argument("--out", required=True, help="CSV to write")
+    p.add_argument("--out", required=True, help="CSV to write (one row per run)")
+    p.add_argument("--features-out", default=None,
+                   help="also write the per-pair edge/path/Markov features (exact vs estimate) to this CSV")
     p.set_defaults(run=_run_aggregate)
 
 
 def _run_aggregate(args):
-    from jspgfn.aggregate import aggregate_metrics
+    from jspgfn.aggregate import aggregate_features, aggregate_metrics
 
     columns = {}
     for item in args.column:
@@ -106,6 +108,9 @@ def _run_aggregate(args):
         columns[name] = value
     table = aggregate_metrics(args.metrics, args.out, columns)
     print(f"wrote {args.out}: {len(table)} rows")
+    if args.features_out:
+        features = aggregate_features(args.metrics, args.features_out, columns)
+        print(f"wrote {args.features_out}: {len(features)} rows")
 
 
 def _add_baseline(sub):

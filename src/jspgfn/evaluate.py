@@ -113,12 +113,14 @@ def _identification(samples, dataset):
 def _feature_metrics(samples, weights, exact, notes):
     if exact.num_variables != samples.num_variables:
         raise JspgfnError(f"the exact posterior has d={exact.num_variables}, the samples d={samples.num_variables}")
-    out = {}
+    out, features = {}, {}
     for name, feature in (("edge", edge_features), ("path", path_features), ("markov", markov_features)):
         estimate = offdiagonal(feature(samples.graphs, weights))
         reference = offdiagonal(getattr(exact, name))
         out[f"{name}_rmse"] = rmse(estimate, reference)
         out[f"{name}_pearson"] = pearson(estimate, reference, f"{name} features", notes)
+        features[name] = {"estimate": estimate.tolist(), "exact": reference.tolist()}
+    out["features"] = features  # per pair, in offdiagonal() order; aggregate_features() tabulates them
     return out
 
 
@@ -189,7 +191,8 @@ def evaluate(samples, dataset, exact=None):
     """JSON-ready metrics of `samples` (PosteriorSamples) fitted on `dataset` (Dataset).
 
     Keys: identification (method, model, seed, dataset, dataset_seed, num_samples, share_cyclic);
-    with `exact` (ExactPosterior): {edge,path,markov}_{rmse,pearson} on off-diagonal entries;
+    with `exact` (ExactPosterior): {edge,path,markov}_{rmse,pearson} on off-diagonal entries, and
+    `features` {edge,path,markov: {estimate, exact}} (lists in offdiagonal() order) for the figures;
     linear Gaussian model: theta_cross_entropy = -E_q[log P(theta | G, D)] (closed form, any d; under
     the exact posterior's model settings when `exact` is given);
     with a test set: nll_expected = -E_q[log P(D' | G, theta)], nll_predictive = -log E_q[P(D' | G, theta)]

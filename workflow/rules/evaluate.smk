@@ -29,14 +29,15 @@ rule evaluate:
         "../envs/jspgfn.yaml"
     shell:
         "jspgfn evaluate {input.samples} {input.data} {params.exact} --label {wildcards.method}"
-        " --out {output} > {log} 2>&1"
+        " --out {output.metrics} --features-out {output.features} > {log} 2>&1"
 
 
 rule aggregate:
     input:
         lambda w: experiment_metrics(w.experiment),
     output:
-        f"{RESULTS}/{{experiment}}/metrics.csv",
+        metrics=f"{RESULTS}/{{experiment}}/metrics.csv",
+        features=f"{RESULTS}/{{experiment}}/features.csv",
     log:
         f"{RESULTS}/{{experiment}}/logs/aggregate.log",
     threads: 1
@@ -49,4 +50,4 @@ rule aggregate:
         preset=config["preset"],
     shell:
         "jspgfn aggregate {input} --column preset={params.preset} --column experiment={wildcards.experiment}"
-        " --out {output} > {log} 2>&1"
+        " --out {output.metrics} --features-out {output.features} > {log} 2>&1"
