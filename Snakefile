@@ -38,6 +38,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/exact.smk"
 include: "workflow/rules/baselines.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/figures.smk"
 
 
 if JSPGFN_RULES.exists():
@@ -50,3 +51,4 @@ rule all:
     input:
         expand(f"{RESULTS}/{{experiment}}/metrics.csv", experiment=config["experiments"]),
         f"{RESULTS}/config.yaml",
+        figure_targets(),

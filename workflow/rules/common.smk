@@ -153,3 +153,21 @@ def experiment_metrics(eid):
     return expand(
         f"{RESULTS}/{eid}/metrics/{{method}}/{{dataset}}.json", method=exp["methods"], dataset=dataset_ids(eid)
     )
+
+
+# ----------------------------------------------------------------- tables and figures (figures.smk)
+
+def scatter_methods():
+    """Methods shown against the exact posterior: JSP-GFN when the config runs it, else every method."""
+    methods = [m for m in config["experiments"][config["small_graphs"]]["methods"] if m != "exact"]
+    ours = [m for m in methods if config["methods"][m]["kind"] == "jspgfn"]
+    return ours or methods
+
+
+def figure_targets():
+    """Tables and figures of the small-graph experiment, when the config runs it with the exact posterior."""
+    small = config["experiments"].get(config["small_graphs"])
+    if small is None or not small["exact"]["enabled"]:
+        return []
+    stems = ["table_d1.pdf", "figure_2a.pdf", "figure_2b.pdf", "figure_d1.pdf"]
+    return [f"{config['figures']}/{stem}" for stem in stems]

@@ -29,7 +29,7 @@ rule evaluate:
         "../envs/jspgfn.yaml"
     shell:
         "jspgfn evaluate {input.samples} {input.data} {params.exact} --label {wildcards.method}"
-        " --out {output.metrics} --features-out {output.features} > {log} 2>&1"
+        " --out {output} > {log} 2>&1"
 
 
 rule aggregate:

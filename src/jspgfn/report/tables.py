@@ -1,0 +1,80 @@
+"""Tables written three ways from one DataFrame: CSV (numbers), LaTeX and PDF (mean ± CI strings)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from jspgfn import atomic  # noqa: E402
+from jspgfn.report.names import display_name, sort_labels  # noqa: E402
+from jspgfn.report.summary import format_mean_ci, summarise  # noqa: E402
+
+FEATURES = ("edge", "path", "markov")
+FEATURE_TITLES = {"edge": "Edge features", "path": "Path features", "markov": "Markov features"}
+METRIC_TITLES = {"rmse": "RMSE", "pearson": "Pearson r"}
+
+
+def table_d1(metrics, paper):
+    """Table D.1: RMSE and Pearson's r of edge/path/Markov features against the exact posterior.
+
+    Args:
+      metrics: aggregated metrics.csv of the small-graph experiment (one row per run; `label` column).
+      paper: the paper's Table D.1 (`method`, `edge_rmse`, `edge_rmse_ci`, ...), keyed by display name.
+    Returns:
+      (numbers, shown): numbers has one row per (method, metric) with ours and the paper's mean and CI;
+      shown has one row per method and "ours" / "paper" string columns per metric.
+    """
+    columns = [f"{f}_{m}" for f in FEATURES for m in ("rmse", "pearson")]
+    summary = summarise(metrics, columns)
+    paper = paper.set_index("method")
+    numbers, shown = [], []
+    for label in sort_labels(summary["label"]):
+        name = display_name(label)
+        row = {"method": name}
+        for column in columns:
+            ours = summary[(summary.label == label) & (summary.metric == column)].iloc[0]
+            in_paper = name in paper.index and column in paper.columns
+            paper_mean = float(paper.loc[name, column]) if in_paper else np.nan
+            paper_ci = float(paper.loc[name, f"{column}_ci"]) if in_paper else np.nan
+            numbers.append({"method": name, "label": label, "metric": column, "mean": ours["mean"],
+                            "ci": ours["ci"], "n": ours["n"], "paper_mean": paper_mean, "paper_ci": paper_ci})
+            shown_name = f"{FEATURE_TITLES[column.split('_')[0]].split()[0]} {METRIC_TITLES[column.split('_')[1]]}"
+            row[f"{shown_name} (ours)"] = format_mean_ci(ours["mean"], ours["ci"])
+            row[f"{shown_name} (paper)"] = format_mean_ci(paper_mean, paper_ci) if in_paper else "–"
+        shown.append(row)
+    return pd.DataFrame(numbers), pd.DataFrame(shown)
+
+
+def write_table(numbers, shown, stem, title, note):
+    """stem.csv (numbers), stem.tex and stem.pdf (shown), each written atomically."""
+    with atomic.atomic_path(f"{stem}.csv") as tmp:
+        numbers.to_csv(tmp, index=False)
+    latex = shown.to_latex(index=False, caption=f"{title} {note}", escape=True)
+    atomic.write_text(f"{stem}.tex", latex)
+    with atomic.atomic_path(f"{stem}.pdf") as tmp:
+        render_pdf(shown, title, note, tmp)
+
+
+def render_pdf(shown, title, note, path):
+    """A table as a PDF page: header row wrapped on ' (' so long column names fit."""
+    header = [column.replace(" (", "\n(").replace(" Pearson", "\nPearson") for column in shown.columns]
+    width = max(6.0, 1.45 * len(shown.columns))
+    height = 1.3 + 0.32 * (len(shown) + 2)
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.axis("off")
+    widths = [1.8] + [1.0] * (len(shown.columns) - 1)  # the method names need the widest column
+    widths = [w / sum(widths) for w in widths]
+    table = ax.table(cellText=shown.values, colLabels=header, loc="center", cellLoc="center", colWidths=widths)
+    table.auto_set_font_size(False)
+    table.set_fontsize(7.5)
+    table.scale(1.0, 1.6)
+    for (row, _), cell in table.get_celld().items():
+        if row == 0:
+            cell.set_height(cell.get_height() * 2.2)
+            cell.set_text_props(weight="bold")
+    ax.set_title(title, fontsize=10, pad=12)
+    fig.text(0.5, 0.02, note, ha="center", va="bottom", fontsize=7, wrap=True)
+    fig.savefig(path, format="pdf", bbox_inches="tight")
+    plt.close(fig)

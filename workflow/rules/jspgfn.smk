@@ -1,0 +1,53 @@
+# JSP-GFN (ours): `jspgfn train` then `jspgfn sample`, for every method of kind `jspgfn`
+# (e.g. jspgfn-diag with model lingauss-diag, jspgfn-full with model lingauss-full).
+# The run folder is a working directory, not an output: Snakemake does not delete it when
+# a job is killed, so re-running the job resumes from its last checkpoint. The dataset's
+# seed is the training seed. `params` become `--param KEY=VALUE` training overrides.
+
+
+rule jspgfn_train:
+    input:
+        data=f"{RESULTS}/{{experiment}}/data/{{dataset}}",
+    output:
+        touch(f"{RESULTS}/{{experiment}}/runs/{{method}}/{{dataset}}/done"),
+    log:
+        f"{RESULTS}/{{experiment}}/logs/train/{{method}}/{{dataset}}.log",
+    wildcard_constraints:
+        method=id_regex(method_ids("jspgfn")),
+    params:
+        run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
+        model=lambda w: method(w)["model"],
+        preset=lambda w: method(w)["preset"],
+        extra=lambda w: param_args(method(w)["params"]),
+    threads: lambda w: method(w)["threads"]
+    resources:
+        mem_mb=lambda w: method(w)["mem_mb"],
+        runtime=lambda w: method(w)["runtime"],
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn train {input.data} --model {params.model} --preset {params.preset}"
+        " --seed {wildcards.dataset} {params.extra} --no-progress --out {params.run} > {log} 2>&1"
+
+
+rule jspgfn_sample:
+    input:
+        f"{RESULTS}/{{experiment}}/runs/{{method}}/{{dataset}}/done",
+    output:
+        f"{RESULTS}/{{experiment}}/samples/{{method}}/{{dataset}}.npz",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/samples/{{method}}/{{dataset}}.log",
+    wildcard_constraints:
+        method=id_regex(method_ids("jspgfn")),
+    params:
+        run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
+        num=lambda w: method(w)["num_samples"],
+    threads: 1
+    resources:
+        mem_mb=lambda w: method(w)["mem_mb"],
+        runtime=lambda w: method(w)["runtime"],
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn sample {params.run} --num {params.num} --seed {wildcards.dataset}"
+        " --out {output} > {log} 2>&1"
