@@ -27,12 +27,14 @@ $(STAMP): pyproject.toml
 
 quick: $(STAMP)
 	$(SNAKEMAKE) --configfile config/quick.yaml
+	$(BIN)/snakemake --configfile config/quick.yaml --report figures/quick/report.html
 
 smoke: $(STAMP)
 	$(SNAKEMAKE) --configfile config/smoke.yaml
 
 paper: $(STAMP)
 	$(SNAKEMAKE)
+	$(BIN)/snakemake --report figures/report.html
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
