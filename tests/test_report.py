@@ -77,3 +77,18 @@ def test_report_bad_input_names_file(tmp_path, capsys):
     status = cli.main(["report", "features", "--features", str(tmp_path / "nope.csv"), "--methods", "x",
                        "--out", str(tmp_path / "f")])
     assert status == 2 and "nope.csv: file not found" in capsys.readouterr().err
+
+
+def test_capability_probes():
+    from jspgfn.report.capabilities import capability_table, probe_dag_support, table_a1
+
+    metrics = pd.DataFrame({"label": ["b-ges", "b-ges", "dibs"], "share_cyclic": [0.0, 0.0, 0.25]})
+    assert probe_dag_support(metrics, "b-ges") == (True, "0.0% cyclic graphs over 2 runs")
+    assert probe_dag_support(metrics, "dibs")[0] is False
+    rows = capability_table({"b-ges": {"kind": "baseline", "name": "b-ges", "params": {"num_bootstrap": 2}}},
+                            metrics)
+    assert rows["b-ges"]["nonlinear"][0] is False and "refused the MLP model" in rows["b-ges"]["nonlinear"][1]
+    assert rows["b-ges"]["discrete"] == (None, "declared by the module")
+    numbers, shown = table_a1(rows)
+    assert shown.loc[0, "Non-linear"] == "✗*" and shown.loc[0, "Discrete obs."] == "?"
+    assert shown.loc[0, "DAG support"] == "✓*" and len(numbers) == 7

@@ -169,5 +169,5 @@ def figure_targets():
     small = config["experiments"].get(config["small_graphs"])
     if small is None or not small["exact"]["enabled"]:
         return []
-    stems = ["table_d1.pdf", "figure_2a.pdf", "figure_2b.pdf", "figure_d1.pdf"]
+    stems = ["table_a1.pdf", "table_d1.pdf", "figure_2a.pdf", "figure_2b.pdf", "figure_d1.pdf"]
     return [f"{config['figures']}/{stem}" for stem in stems]

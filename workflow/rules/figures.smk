@@ -90,3 +90,26 @@ rule figure_d1:
     shell:
         "jspgfn report features --features {input} --methods {params.methods} --kinds edge path markov"
         " --out {params.stem} > {log} 2>&1"
+
+
+rule table_a1:
+    input:
+        metrics=f"{RESULTS}/{SMALL}/metrics.csv",
+    output:
+        pdf=report(f"{FIGURES}/table_a1.pdf", caption="../report/table_a1.rst", category="Methods"),
+        csv=f"{FIGURES}/table_a1.csv",
+        tex=f"{FIGURES}/table_a1.tex",
+    log:
+        f"{RESULTS}/logs/figures/table_a1.log",
+    params:
+        stem=lambda w, output: output.pdf[: -len(".pdf")],
+        methods=json.dumps({m: config["methods"][m] for m in config["experiments"][SMALL]["methods"]}),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../envs/jspgfn.yaml"
+    shell:
+        "jspgfn report table-a1 --metrics {input.metrics} --methods {params.methods:q} --out {params.stem}"
+        " > {log} 2>&1"

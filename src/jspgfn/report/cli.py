@@ -24,6 +24,12 @@ def add_subcommands(sub):
     f.add_argument("--out", required=True, help="output stem: writes STEM.pdf and STEM.png")
     f.set_defaults(run=_features)
 
+    a = kinds.add_parser("table-a1", help="Table A.1: capabilities, declared and probed")
+    a.add_argument("--metrics", required=True, help="metrics.csv with the methods' runs (share_cyclic)")
+    a.add_argument("--methods", required=True, help="JSON {method id: config entry (kind, name, params)}")
+    a.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
+    a.set_defaults(run=_table_a1)
+
     m = kinds.add_parser("metrics", help="mean and 95%% CI per method (Figure 2b)")
     m.add_argument("--metrics", required=True, help="metrics.csv")
     m.add_argument("--columns", nargs="+", default=["edge_rmse", "edge_pearson", "theta_cross_entropy"])
@@ -65,6 +71,25 @@ def _table_d1(args):
     _require(paper, ["method", "edge_rmse", "edge_rmse_ci"], args.paper)
     numbers, shown = table_d1(metrics, paper)
     write_table(numbers, shown, args.out, args.title, TABLE_D1_NOTE)
+    print(f"wrote {args.out}.csv/.tex/.pdf: {len(shown)} methods")
+
+
+def _table_a1(args):
+    import json
+
+    from jspgfn.report.capabilities import capability_table, table_a1
+    from jspgfn.report.tables import write_table
+
+    try:
+        methods = json.loads(args.methods)
+    except json.JSONDecodeError as exc:
+        raise JspgfnError(f"--methods is not valid JSON ({exc})") from None
+    metrics = _read(args.metrics)
+    _require(metrics, ["label", "share_cyclic"], args.metrics)
+    numbers, shown = table_a1(capability_table(methods, metrics))
+    note = ("✓ yes, ✗ no, ? unknown (neither declared nor probed); * checked by a probe run, "
+            f"what it saw is in the evidence column of {args.out}.csv")
+    write_table(numbers, shown, args.out, "Table A.1: capabilities of the methods in this project", note)
     print(f"wrote {args.out}.csv/.tex/.pdf: {len(shown)} methods")
 
 
