@@ -37,7 +37,7 @@ rule figure_2a:
         f"{RESULTS}/logs/figures/figure_2a.log",
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
-        methods=" ".join(scatter_methods()),
+        methods=lambda w: " ".join(scatter_methods()),
     threads: 1
     resources:
         mem_mb=1000,
@@ -80,7 +80,7 @@ rule figure_d1:
         f"{RESULTS}/logs/figures/figure_d1.log",
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
-        methods=" ".join(scatter_methods()),
+        methods=lambda w: " ".join(scatter_methods()),
     threads: 1
     resources:
         mem_mb=1000,

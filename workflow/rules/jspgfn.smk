@@ -2,7 +2,8 @@
 # (e.g. jspgfn-diag with model lingauss-diag, jspgfn-full with model lingauss-full).
 # The run folder is a working directory, not an output: Snakemake does not delete it when
 # a job is killed, so re-running the job resumes from its last checkpoint. The dataset's
-# seed is the training seed. `params` become `--param KEY=VALUE` training overrides.
+# seed is the training seed. `params` become `--param KEY=VALUE` training overrides. The training
+# log is appended to, so a resumed run keeps the history of the attempts before it.
 
 
 rule jspgfn_train:
@@ -27,7 +28,7 @@ rule jspgfn_train:
         "../envs/jspgfn.yaml"
     shell:
         "jspgfn train {input.data} --model {params.model} --preset {params.preset}"
-        " --seed {wildcards.dataset} {params.extra} --no-progress --out {params.run} > {log} 2>&1"
+        " --seed {wildcards.dataset} {params.extra} --no-progress --out {params.run} >> {log} 2>&1"
 
 
 rule jspgfn_sample:
