@@ -1,0 +1,165 @@
+"""The jitted JSP-GFN training iteration (Algorithm 1) as pure functions of a TrainState.
+
+One iteration: step `num_envs` environments with the epsilon-uniform / policy
+mixture, store the non-stop transitions in the replay buffer, sample a batch of
+transitions, draw theta on-policy, take one optimiser step on the SubTB loss.
+`run_chunk(state, n)` runs n iterations in one `lax.scan` (one dispatch).
+"""
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jspgfn.gflownet import env as envlib
+from jspgfn.gflownet import policy, replay as replaylib
+from jspgfn.gflownet.loss import LossConfig, subtb_loss
+from jspgfn.gflownet.networks import NetConfig, make_network
+
+
+class TrainState(NamedTuple):
+    params: dict
+    opt_state: tuple
+    env: envlib.EnvState
+    replay: replaylib.Replay
+    key: jax.Array  # uint32 [2]
+    step: jax.Array  # int32 [], optimisation steps done
+
+
+FAMILIES = {"lingauss-diag": "diag", "lingauss": "diag", "linear": "diag",
+            "lingauss-full": "full", "mlp-gauss": "diag", "mlp": "diag"}
+
+
+def net_config(cfg, model_name):
+    return NetConfig(embed_dim=cfg.embed_dim, mlp_hidden=cfg.mlp_hidden, num_heads=cfg.num_heads,
+                     key_size=cfg.key_size, theta_hidden=cfg.theta_hidden, init_scale=cfg.init_scale,
+                     ffn=cfg.ffn, theta_layers=cfg.theta_layers,
+                     family=FAMILIES.get(model_name, "diag"))
+
+
+def loss_config(cfg):
+    return LossConfig(num_theta_samples=cfg.num_theta_samples, huber_delta=cfg.huber_delta,
+                      residual_scale=cfg.residual_scale, penalty=cfg.penalty, max_parents=cfg.max_parents,
+                      noise_pool=cfg.noise_pool)
+
+
+def make_optimizer(cfg):
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, cfg.learning_rate, max(1, cfg.warmup), max(cfg.num_iterations, cfg.warmup + 1),
+        cfg.learning_rate * cfg.end_learning_rate_factor)
+    return optax.chain(optax.clip_by_global_norm(cfg.grad_clip), optax.adam(schedule))
+
+
+def exploration(cfg, step):
+    """epsilon at an optimisation step: linear from start to end over a share of the run."""
+    horizon = max(1.0, cfg.exploration_fraction * cfg.num_iterations)
+    frac = jnp.clip(step / horizon, 0.0, 1.0)
+    return cfg.exploration_start + frac * (cfg.exploration_end - cfg.exploration_start)
+
+
+@dataclasses.dataclass(frozen=True)
+class Trainer:
+    """Everything static about a run; methods are pure and jitted."""
+
+    cfg: object  # TrainConfig
+    model: object
+    graph_prior: object
+    model_name: str
+    data: np.ndarray  # float [N, d]
+    interventions: np.ndarray | None = None  # 0/1 [N, d]: entries set by hard interventions
+
+    @functools.cached_property
+    def network(self):
+        return make_network(net_config(self.cfg, self.model_name), self.params_per_node)
+
+    @property
+    def num_variables(self):
+        return self.data.shape[1]
+
+    @property
+    def params_per_node(self):
+        return self.model.theta_shape(self.num_variables)[-1]
+
+    @functools.cached_property
+    def optimizer(self):
+        return make_optimizer(self.cfg)
+
+    def init(self, seed):
+        """TrainState at iteration 0, after the uniform prefill of the replay buffer."""
+        cfg, d = self.cfg, self.num_variables
+        key = jax.random.PRNGKey(seed)
+        key, k_init, k_fill = jax.random.split(key, 3)
+        params = self.network.init(k_init, jnp.zeros((1, d, d), jnp.uint8))
+        opt_state = self.optimizer.init(params)
+        env = envlib.reset(cfg.num_envs, d)
+        replay = replaylib.init(cfg.replay_capacity, d)
+        env, replay = _prefill(env, replay, k_fill, cfg.prefill, cfg.max_parents)
+        return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32))
+
+    def act(self, params, env, key, epsilon):
+        """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]."""
+        k_mix, k_act = jax.random.split(key)
+        out = self.network.apply(params, env.adjacency)
+        emask = envlib.edge_mask(env, self.cfg.max_parents)
+        logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
+        amask = envlib.action_mask(env, self.cfg.max_parents)
+        uniform = jnp.where(amask, 0.0, -jnp.inf)
+        explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
+        logits = jnp.where(explore[:, None], uniform, jnp.where(amask, logp, -jnp.inf))
+        return jax.random.categorical(k_act, logits).astype(jnp.int32)
+
+    def loss(self, params, graphs, actions, key, x, interventions=None):
+        return subtb_loss(params, self.network.apply, self.model, self.graph_prior, graphs, actions,
+                          key, x, self.data.shape[0], loss_config(self.cfg), interventions)
+
+    def iteration(self, state, _=None):
+        cfg = self.cfg
+        key, k_act, k_rep, k_theta, k_rows = jax.random.split(state.key, 5)
+        actions = self.act(state.params, state.env, k_act, exploration(cfg, state.step))
+        env, is_stop = envlib.step(state.env, actions)
+        replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
+        graphs, acts = replaylib.sample(replay, k_rep, cfg.batch_size)
+        x = jnp.asarray(self.data, jnp.float32)
+        interventions = None if self.interventions is None else jnp.asarray(self.interventions, jnp.float32)
+        if cfg.minibatch_rows is not None and cfg.minibatch_rows < x.shape[0]:
+            rows = jax.random.randint(k_rows, (cfg.minibatch_rows,), 0, x.shape[0])
+            x = x[rows]
+            interventions = None if interventions is None else interventions[rows]
+        (loss, metrics), grads = jax.value_and_grad(self.loss, has_aux=True)(
+            state.params, graphs, acts, k_theta, x, interventions)
+        updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        new = TrainState(params, opt_state, env, replay, key, state.step + 1)
+        return new, metrics
+
+    @functools.partial(jax.jit, static_argnums=(0, 2))
+    def run_chunk(self, state, num):
+        """num iterations in one scan: (state, metrics averaged over the chunk)."""
+        state, metrics = jax.lax.scan(self.iteration, state, None, length=num)
+        return state, jax.tree_util.tree_map(jnp.mean, metrics)
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _prefill(env, replay, key, steps, max_parents):
+    """Fill the replay buffer with `steps` uniform-policy steps of every environment."""
+    def body(carry, k):
+        env, replay = carry
+        amask = envlib.action_mask(env, max_parents)
+        actions = jax.random.categorical(k, jnp.where(amask, 0.0, -jnp.inf)).astype(jnp.int32)
+        new_env, is_stop = envlib.step(env, actions)
+        return (new_env, replaylib.add(replay, env.adjacency, actions, ~is_stop)), None
+
+    if steps == 0:
+        return env, replay
+    (env, replay), _ = jax.lax.scan(body, (env, replay), jax.random.split(key, steps))
+    return env, replay

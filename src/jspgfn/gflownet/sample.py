@@ -1,0 +1,77 @@
+"""Sampling from a trained JSP-GFN: graphs only (the marginal over G) or pairs (G, theta).
+
+Every graph is built from the empty graph by following P_phi(G' | G) until "stop"
+(forced when no edge can be added); theta then follows P_phi(theta | G, stop).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jspgfn.gflownet import env as envlib
+from jspgfn.gflownet import policy
+
+
+@functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
+def _sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
+    d = num_variables
+    steps = d * (d - 1) // 2 + 1
+
+    def body(carry, k):
+        state, done = carry
+        out = apply_fn(params, state.adjacency)
+        emask = envlib.edge_mask(state, max_parents)
+        logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
+        amask = envlib.action_mask(state, max_parents)
+        actions = jax.random.categorical(k, jnp.where(amask, logp, -jnp.inf)).astype(jnp.int32)
+        actions = jnp.where(done, d * d, actions)
+        safe = jnp.where(actions == d * d, 0, actions)
+        added = envlib.add_edges(state, safe // d, safe % d)
+        stop = done | (actions == d * d)
+        keep = stop[:, None, None]
+        state = envlib.EnvState(jnp.where(keep, state.adjacency, added.adjacency),
+                                jnp.where(keep, state.closure, added.closure))
+        return (state, stop), None
+
+    init = (envlib.reset(num, d), jnp.zeros((num,), bool))
+    (state, _), _ = jax.lax.scan(body, init, jax.random.split(key, steps))
+    return state.adjacency
+
+
+def sample_graphs(apply_fn, params, key, num, num_variables, max_parents=None, chunk=1024):
+    """num graphs from the GFlowNet's marginal over G: uint8 numpy [num, d, d]."""
+    out = []
+    for i, k in enumerate(jax.random.split(key, -(-num // chunk))):
+        size = min(chunk, num - i * chunk)
+        out.append(np.asarray(_sample_graphs_chunk(apply_fn, params, k, chunk if num > chunk else size,
+                                                   num_variables, max_parents))[:size])
+    return np.concatenate(out, axis=0).astype(np.uint8)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _theta_chunk(apply_fn, model, params, key, graphs):
+    out = apply_fn(params, graphs)
+    mask = policy.node_mask_of(model, graphs)
+    theta_nodes = policy.sample_theta(key, out, mask, 1)[:, 0]  # [n, d, P]
+    return jax.vmap(model.from_node_params)(theta_nodes)
+
+
+def sample_theta_given(apply_fn, model, params, key, graphs, chunk=1024):
+    """theta ~ P_phi(theta | G, stop) for each graph: numpy, the model's layout [K, ...]."""
+    res = []
+    graphs = np.asarray(graphs, np.uint8)
+    for i, k in enumerate(jax.random.split(key, -(-len(graphs) // chunk))):
+        part = graphs[i * chunk:(i + 1) * chunk]
+        pad = (chunk if len(graphs) > chunk else len(part)) - len(part)
+        padded = np.concatenate([part, np.zeros((pad,) + part.shape[1:], np.uint8)]) if pad else part
+        res.append(np.asarray(_theta_chunk(apply_fn, model, params, k, jnp.asarray(padded)))[:len(part)])
+    return np.concatenate(res, axis=0)
+
+
+def sample_joint(apply_fn, model, params, key, num, num_variables, max_parents=None):
+    """num pairs (G, theta) ~ P_phi^T: (graphs uint8 [K, d, d], theta [K, ...] model layout)."""
+    k_g, k_t = jax.random.split(key)
+    graphs = sample_graphs(apply_fn, params, k_g, num, num_variables, max_parents)
+    return graphs, sample_theta_given(apply_fn, model, params, k_t, graphs)

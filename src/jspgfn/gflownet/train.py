@@ -1,0 +1,203 @@
+"""Training runs: a run folder, the jitted loop, progress, checkpoints and resume.
+
+`train(data, model_name, preset, seed, out)` is what `jspgfn train` calls. The run
+folder holds
+  config.json       everything needed to rebuild the run (model, seed, preset, options, data)
+  provenance.json   package versions, host, time
+  checkpoint.npz    TrainState (params, optimiser state, environments, replay buffer,
+                    RNG key, iteration) + info (iteration, wall seconds); written
+                    atomically every `checkpoint_every_seconds` and at the end
+  metrics.jsonl     one line per dispatch (iteration, loss, |delta|, iterations/s)
+Running the same command again resumes from checkpoint.npz (a finished run is left
+as it is). Checkpoints fall on scan boundaries, so a resumed run is bitwise the
+same as an uninterrupted one on the same machine.
+"""
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from jspgfn import atomic
+from jspgfn.errors import JspgfnError
+
+CONFIG = "config.json"
+CHECKPOINT = "checkpoint.npz"
+
+
+def enable_compilation_cache():
+    """Use JAX's persistent compilation cache when JAX_COMPILATION_CACHE_DIR is set."""
+    path = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    if path:
+        jax.config.update("jax_compilation_cache_dir", path)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                          float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")))
+
+
+def _data_array(data):
+    """(float32 [N, d], interventions uint8 [N, d] or None) from a dataset path, a Dataset or an
+    array; JspgfnError on bad input. Rows without any intervention give interventions None."""
+    from jspgfn.dataset import Dataset, load_dataset
+
+    if isinstance(data, (str, os.PathLike)):
+        data = load_dataset(data)
+    interventions = None
+    if isinstance(data, Dataset) and data.train_interventions is not None and data.train_interventions.any():
+        interventions = data.train_interventions.astype(np.uint8)
+    x = data.train if isinstance(data, Dataset) else np.asarray(data, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 2:
+        raise JspgfnError(f"training data must be a table with >= 1 row and >= 2 variables, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise JspgfnError("training data contains NaN or infinite values")
+    return x.astype(np.float32), interventions
+
+
+def build_trainer(config, x, interventions=None):
+    """Trainer for a config dict (as stored in config.json), data x [N, d] and its interventions."""
+    from jspgfn.gflownet.core import Trainer
+    from jspgfn.gflownet.presets import TrainConfig
+    from jspgfn.models import get_graph_prior, get_model
+
+    cfg = TrainConfig(**config["train_config"])
+    model = get_model(config["model"], **config.get("model_kwargs", {}))
+    prior = get_graph_prior(cfg.graph_prior, x.shape[1])
+    return Trainer(cfg, model, prior, config["model"], x, interventions)
+
+
+def make_config(x, model_name, preset, seed, overrides, data_source="", interventions=None):
+    from jspgfn.gflownet.presets import get_preset
+    from jspgfn.models import get_model
+
+    cfg = get_preset(preset, **(overrides or {}))
+    model = get_model(model_name)  # JspgfnError on an unknown name
+    return {"model": model_name, "model_kwargs": model.kwargs(), "preset": preset, "seed": int(seed),
+            "overrides": dict(overrides or {}), "train_config": cfg.to_dict(),
+            "num_variables": int(x.shape[1]), "num_rows": int(x.shape[0]),
+            "data": str(data_source), "data_sha256": _data_hash(x, interventions),
+            "interventional": interventions is not None}
+
+
+def _data_hash(x, interventions):
+    digest = hashlib.sha256(x.tobytes())
+    if interventions is not None:
+        digest.update(interventions.tobytes())
+    return digest.hexdigest()
+
+
+# Options that do not change the result: a resumed run may set them differently.
+_FREE_OPTIONS = ("checkpoint_every_seconds",)
+
+
+def _check_same_run(old, new, run_dir):
+    for key in ("model", "seed", "preset", "train_config", "num_variables", "num_rows", "data_sha256"):
+        a, b = old.get(key), new.get(key)
+        if key == "train_config":
+            a = {k: v for k, v in (a or {}).items() if k not in _FREE_OPTIONS}
+            b = {k: v for k, v in (b or {}).items() if k not in _FREE_OPTIONS}
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            if diff:
+                changes = ", ".join(f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in diff)
+                raise JspgfnError(f"{run_dir}: existing run has other training options ({changes}); "
+                                  "use a new --out folder")
+            continue
+        if a != b:
+            if key == "num_variables":
+                raise JspgfnError(f"{run_dir}: run was trained on d={a} variables, the data has "
+                                  f"d={b}; use a new --out folder")
+            what = "data" if key in ("num_rows", "data_sha256") else key
+            raise JspgfnError(f"{run_dir}: existing run differs in {what} ({str(a)[:40]!r} vs "
+                              f"{str(b)[:40]!r}); use a new --out folder")
+
+
+def train(data, model_name="lingauss-diag", preset="quick", seed=0, out="run", overrides=None,
+          progress=True, stop_after=None):
+    """Train (or resume) a JSP-GFN run in folder `out`. Returns (trainer, state, info).
+
+    stop_after: stop (with a checkpoint) once this many iterations are done, as if killed
+    right after a checkpoint; used by tests of resume.
+    """
+    from jspgfn import provenance
+    from jspgfn.gflownet import checkpoint
+
+    enable_compilation_cache()
+    run = Path(out)
+    x, interventions = _data_array(data)
+    source = os.path.abspath(data) if isinstance(data, (str, os.PathLike)) else ""
+    config = make_config(x, model_name, preset, seed, overrides, source, interventions)
+    if (run / CONFIG).is_file():
+        _check_same_run(json.loads((run / CONFIG).read_text()), config, run)
+    run.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(run / CONFIG, config)
+    trainer = build_trainer(config, x, interventions)
+    cfg = trainer.cfg
+
+    info = {"iteration": 0, "wall_seconds": 0.0}
+    if (run / CHECKPOINT).is_file():
+        template = jax.eval_shape(lambda: trainer.init(seed))
+        state, info = checkpoint.load(run / CHECKPOINT, template)
+    else:
+        atomic.write_json(run / "provenance.json", provenance.provenance())
+        state = trainer.init(seed)
+    done = int(info["iteration"])
+    target = cfg.num_iterations if stop_after is None else min(stop_after, cfg.num_iterations)
+    chunk = cfg.iterations_per_dispatch
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg.num_iterations, initial=done, unit="it", desc="jspgfn train", dynamic_ncols=True)
+    last_save = time.time()
+    start_wall = time.time() - float(info["wall_seconds"])
+    metrics_file = open(run / "metrics.jsonl", "a")
+    try:
+        while done < target:
+            n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
+            tick = time.time()
+            state, metrics = trainer.run_chunk(state, n)
+            loss = float(metrics["loss"])  # blocks until the chunk is done
+            done += n
+            rate = n / max(time.time() - tick, 1e-9)
+            if not np.isfinite(loss):
+                raise FloatingPointError(f"non-finite loss at iteration {done}")
+            metrics_file.write(json.dumps({"iteration": done, "loss": loss,
+                                           "abs_delta": float(metrics["abs_delta"]),
+                                           "iterations_per_second": rate}) + "\n")
+            metrics_file.flush()
+            if bar is not None:
+                bar.update(n)
+                bar.set_postfix(loss=f"{loss:.3f}", its=f"{rate:.1f}/s")
+            info = {"iteration": done, "wall_seconds": time.time() - start_wall}
+            if done >= target or time.time() - last_save >= cfg.checkpoint_every_seconds:
+                checkpoint.save(run / CHECKPOINT, state, info)
+                last_save = time.time()
+    finally:
+        metrics_file.close()
+        if bar is not None:
+            bar.close()
+    if done >= target and not (run / CHECKPOINT).is_file():
+        checkpoint.save(run / CHECKPOINT, state, info)
+    return trainer, state, info
+
+
+def load_run(run_dir):
+    """(trainer, state, info, config) of a run folder, for sampling (no data needed)."""
+    from jspgfn.gflownet import checkpoint
+
+    run = Path(run_dir)
+    if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
+        raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
+    config = json.loads((run / CONFIG).read_text())
+    x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
+    trainer = build_trainer(config, x, np.zeros_like(x, np.uint8) if config.get("interventional") else None)
+    template = jax.eval_shape(lambda: trainer.init(config["seed"]))
+    state, info = checkpoint.load(run / CHECKPOINT, template)
+    if info["iteration"] < trainer.cfg.num_iterations:
+        import warnings
+
+        warnings.warn(f"{run}: training is unfinished ({info['iteration']} of "
+                      f"{trainer.cfg.num_iterations} iterations)")
+    return trainer, state, info, config

@@ -1,0 +1,180 @@
+"""Policy distributions and the loss: normalisation, exact zeros off the graph, finiteness."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jspgfn.gflownet import env as envlib
+from jspgfn.gflownet import policy
+from jspgfn.gflownet.loss import LossConfig, subtb_loss
+from jspgfn.gflownet.networks import NetConfig, make_network
+from jspgfn.graphs import transitive_closure
+from jspgfn.models import get_graph_prior, get_model
+
+SMALL = dict(embed_dim=16, mlp_hidden=16, theta_hidden=16, num_heads=2, key_size=8)
+
+
+def _graphs(d, seed=0):
+    rng = np.random.default_rng(seed)
+    out = [np.zeros((d, d), np.uint8)]  # the empty graph
+    for _ in range(5):
+        order = rng.permutation(d)
+        g = np.zeros((d, d), np.uint8)
+        for a in range(d):
+            for b in range(a + 1, d):
+                if rng.random() < 0.5:
+                    g[order[a], order[b]] = 1
+        out.append(g)
+    out.append(np.triu(np.ones((d, d), np.uint8), 1))  # complete
+    return np.stack(out)
+
+
+def _net(model_name, d, family=None):
+    model = get_model(model_name)
+    fam = family or ("full" if model_name == "lingauss-full" else "diag")
+    net = make_network(NetConfig(**SMALL, family=fam), model.theta_shape(d)[-1])
+    params = net.init(jax.random.PRNGKey(0), jnp.zeros((1, d, d), jnp.uint8))
+    return model, net, params
+
+
+def test_action_log_probs_normalise():
+    d = 4
+    graphs = jnp.asarray(_graphs(d))
+    model, net, params = _net("lingauss-diag", d)
+    out = net.apply(params, graphs)
+    state = envlib.EnvState(graphs, jnp.asarray(transitive_closure(np.asarray(graphs))))
+    logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], envlib.edge_mask(state))
+    np.testing.assert_allclose(np.exp(np.asarray(logp, np.float64)).sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("model_name", ["lingauss-diag", "lingauss-full", "mlp-gauss"])
+def test_theta_exactly_zero_off_graph(model_name):
+    d = 4
+    graphs = jnp.asarray(_graphs(d))
+    model, net, params = _net(model_name, d)
+    out = net.apply(params, graphs)
+    mask = policy.node_mask_of(model, graphs)
+    theta = policy.sample_theta(jax.random.PRNGKey(1), out, mask, 3)
+    assert np.all(np.asarray(theta)[np.broadcast_to(np.asarray(mask)[:, None] == 0, theta.shape)] == 0.0)
+    full = jax.vmap(jax.vmap(model.from_node_params))(theta)
+    pmask = jax.vmap(model.parameter_mask)(graphs)
+    assert np.all(np.asarray(full)[np.broadcast_to(np.asarray(pmask)[:, None] == 0, full.shape)] == 0.0)
+    logq = policy.theta_log_prob(out, theta, mask)
+    assert np.all(np.isfinite(np.asarray(logq)))
+
+
+def test_full_covariance_density_matches_marginal_gaussian():
+    """log q over the active parameters = multivariate normal with the sub-covariance."""
+    from scipy.stats import multivariate_normal
+
+    d = 4
+    graphs = jnp.asarray(_graphs(d, seed=3))
+    model, net, params = _net("lingauss-full", d)
+    params = jax.tree_util.tree_map(lambda p: p + 0.05 * jax.random.normal(jax.random.PRNGKey(2), p.shape),
+                                    params)  # non-zero off-diagonal factor
+    out = net.apply(params, graphs)
+    mask = policy.node_mask_of(model, graphs)
+    theta = policy.sample_theta(jax.random.PRNGKey(4), out, mask, 2)
+    logq = np.asarray(policy.theta_log_prob(out, theta, mask))
+    tril, loc, m = np.asarray(out["tril"], np.float64), np.asarray(out["loc"]), np.asarray(mask) > 0
+    for b in range(graphs.shape[0]):
+        for s in range(2):
+            ref = 0.0
+            for j in range(d):
+                a = m[b, j]
+                if a.any():
+                    cov = tril[b, j] @ tril[b, j].T
+                    ref += multivariate_normal(loc[b, j][a], cov[np.ix_(a, a)]).logpdf(np.asarray(theta)[b, s, j][a])
+            np.testing.assert_allclose(logq[b, s], ref, rtol=1e-4, atol=1e-3)
+
+
+def test_diag_density_matches_normal():
+    from scipy.stats import norm
+
+    d = 4
+    graphs = jnp.asarray(_graphs(d, seed=5))
+    model, net, params = _net("lingauss-diag", d)
+    out = net.apply(params, graphs)
+    mask = policy.node_mask_of(model, graphs)
+    theta = policy.sample_theta(jax.random.PRNGKey(4), out, mask, 2)
+    logq = np.asarray(policy.theta_log_prob(out, theta, mask))
+    ref = norm(np.asarray(out["loc"])[:, None], np.asarray(out["scale"])[:, None]).logpdf(np.asarray(theta))
+    ref = (ref * np.asarray(mask)[:, None]).sum(axis=(-2, -1))
+    np.testing.assert_allclose(logq, ref, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("model_name", ["lingauss-diag", "lingauss-full", "mlp-gauss"])
+@pytest.mark.parametrize("penalty", [0.0, 1.0])
+def test_loss_and_grads_finite_with_empty_graph(model_name, penalty):
+    """The released code's 0/0 on the empty graph made Adam's state NaN forever."""
+    d = 4
+    model, net, params = _net(model_name, d)
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal((20, d)), jnp.float32)
+    graphs = jnp.zeros((3, d, d), jnp.uint8)  # only empty graphs: G' has one edge
+    actions = jnp.array([1, 2, 1 * d + 3], jnp.int32)
+    cfg = LossConfig(num_theta_samples=3, penalty=penalty)
+    prior = get_graph_prior("uniform", d)
+    (loss, metrics), grads = jax.value_and_grad(subtb_loss, has_aux=True)(
+        params, net.apply, model, prior, graphs, actions, jax.random.PRNGKey(0), x, 20, cfg)
+    assert np.isfinite(float(loss))
+    assert all(np.all(np.isfinite(np.asarray(g))) for g in jax.tree_util.tree_leaves(grads))
+    if penalty:
+        assert np.isfinite(float(metrics["penalty"]))
+
+
+def test_linear_fast_log_reward_matches_model():
+    from jspgfn.gflownet.loss import log_rewards
+    from jspgfn.models.base import log_reward
+
+    d = 4
+    graphs = jnp.asarray(_graphs(d, seed=7))
+    model = get_model("lingauss-diag")
+    prior = get_graph_prior("erdos_renyi", d)
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal((30, d)), jnp.float32)
+    theta_nodes = jnp.asarray(rng.standard_normal((graphs.shape[0], 2, d, d)), jnp.float32)
+    theta_nodes = theta_nodes * jax.vmap(model.to_node_params)(graphs)[:, None]
+    fast = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x[:10], 30))
+    for b in range(graphs.shape[0]):
+        for s in range(2):
+            ref = log_reward(model, prior, model.from_node_params(theta_nodes[b, s]),
+                             graphs[b].astype(jnp.float32), x[:10], num_total=30)
+            np.testing.assert_allclose(fast[b, s], float(ref), rtol=1e-4)
+
+
+@pytest.mark.parametrize("pool_factor", [0, 4])
+def test_noise_is_standard_normal(pool_factor):
+    eps = np.asarray(policy.standard_normal(jax.random.PRNGKey(0), (200, 8, 3, 40), pool_factor, groups=2))
+    assert abs(eps.mean()) < 0.02 and abs(eps.std() - 1) < 0.02
+    # within one element, the S draws are distinct (independent pool entries)
+    assert np.all(np.abs(np.diff(np.abs(eps[0, :, 0, 0]))) > 0)
+    # different elements are uncorrelated
+    assert abs(np.corrcoef(eps[0].reshape(-1), eps[1].reshape(-1))[0, 1]) < 0.2
+    # the two blocks (G and G') never share a draw: their noise is independent
+    first, second = np.abs(eps[:100, :, 0, 0]).ravel(), np.abs(eps[100:, :, 0, 0]).ravel()
+    assert not np.intersect1d(first, second).size
+
+
+def test_log_reward_leaves_out_intervened_entries():
+    """With interventions, every intervened entry drops out of the reward, as in models.log_reward."""
+    from jspgfn.gflownet.loss import log_rewards
+    from jspgfn.models.base import log_reward
+
+    d = 4
+    graphs = jnp.asarray(_graphs(d, seed=3))
+    model = get_model("lingauss-diag")
+    prior = get_graph_prior("uniform", d)
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.standard_normal((12, d)), jnp.float32)
+    interventions = jnp.asarray(rng.random((12, d)) < 0.3, jnp.float32)
+    theta_nodes = jnp.asarray(rng.standard_normal((graphs.shape[0], 2, d, d)), jnp.float32)
+    theta_nodes = theta_nodes * jax.vmap(model.to_node_params)(graphs)[:, None]
+    with_int = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x, 12, interventions))
+    without = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x, 12))
+    for b in range(graphs.shape[0]):
+        ref = log_reward(model, prior, model.from_node_params(theta_nodes[b, 0]), graphs[b].astype(jnp.float32),
+                         x, interventions)
+        np.testing.assert_allclose(with_int[b, 0], float(ref), rtol=1e-4)
+    assert np.all(with_int != without)
