@@ -155,16 +155,12 @@ def _run_baseline(args):
 def build_parser():
     parser = argparse.ArgumentParser(prog="jspgfn", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    from jspgfn.gflownet.cli import add_subcommands as add_train_sample
     from jspgfn.report.cli import add_subcommands as add_report
 
     for add in (_add_generate, _add_exact, _add_evaluate, _add_aggregate, _add_baseline, add_report):
         add(sub)
-    try:  # JSP-GFN training and sampling (jspgfn.gflownet) register their own subcommands.
-        from jspgfn.gflownet.cli import add_subcommands
-    except ImportError:
-        pass
-    else:
-        add_subcommands(sub)
+    add_train_sample(sub)  # JSP-GFN: `jspgfn train` and `jspgfn sample`
     return parser
 
 
