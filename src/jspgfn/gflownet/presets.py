@@ -2,8 +2,8 @@
 
 smoke: CI, a few seconds. quick: 6000 iterations, about 2 minutes per d=5 dataset on
 2 CPU cores (edge RMSE ~0.02 against the exact posterior).
-paper: the quick settings (measured here) run 5 times longer, 30,000 iterations, about 8
-minutes per d=5 dataset on 2 cores; the released code's own budget (100k iterations, batch
+paper: the quick settings (measured here) run 5 times longer, 30,000 iterations (about 7
+minutes per d=5 dataset on 2 cores, extrapolated from the quick preset's rate; not run here); the released code's own budget (100k iterations, batch
 32..256, lr 1e-5..1e-4) converged slowly here (FACTS.md), so its settings are not copied.
 Any field can be overridden (`jspgfn train --set key=value`).
 """
