@@ -94,7 +94,7 @@ def _bad_config(workdir, name, edit):
      "experiments.small_graphs: Additional properties are not allowed ('num_dataset' was unexpected)"),
     ("unknown.yaml", lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-nets"]),
      "experiments.small_graphs.methods.1: unknown method 'bcd-nets' (defined in methods: b-ges, b-pc, dibs, "
-     "dibs-mixture, exact, gibbs-mc3, mh-mc3)"),
+     "dibs-mixture, exact, gibbs-mc3, jspgfn-diag, jspgfn-full, mh-mc3)"),
 ])
 def test_bad_config_value_fails_with_one_line_and_no_output(tmp_path, name, edit, problem):
     workdir = copy_workflow(tmp_path)
