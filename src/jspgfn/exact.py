@@ -19,20 +19,18 @@ factorisations serve every parent set. P(G | D) is exact by enumerating every DA
 
 import dataclasses
 import functools
-import json
 import math
-from pathlib import Path
 from typing import NamedTuple
 
 import jax
 import numpy as np
 from scipy.special import logsumexp
 
-from jspgfn import atomic
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.features import edge_features, markov_features, path_features
 from jspgfn.graphs import enumerate_dags
 from jspgfn.models import LinearGaussian
+from jspgfn.npzfile import read_npz, write_npz
 from jspgfn.provenance import provenance
 from jspgfn.samples import PosteriorSamples
 
@@ -317,29 +315,13 @@ def compute_exact_posterior(dataset, model, graph_prior):
 def save_exact(path, posterior):
     """Write one .npz (edge, path, markov, graphs, log_probs, metadata JSON), atomically."""
     arrays = {"edge": posterior.edge, "path": posterior.path, "markov": posterior.markov,
-              "graphs": posterior.graphs.astype(np.uint8), "log_probs": posterior.log_probs.astype(np.float64),
-              "metadata": np.array(json.dumps(posterior.metadata, sort_keys=True))}
-    with atomic.atomic_path(path, suffix=".npz") as tmp:
-        np.savez_compressed(tmp, **arrays)
+              "graphs": posterior.graphs.astype(np.uint8), "log_probs": posterior.log_probs.astype(np.float64)}
+    write_npz(path, arrays, posterior.metadata)
 
 
 def load_exact(path):
     """Read a save_exact file; raise DataError(path, problem) when it is missing or inconsistent."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "file not found")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except Exception as exc:  # numpy raises several types on a corrupt archive
-        raise DataError(path, f"not a readable .npz file ({exc})") from None
-    missing = [k for k in ("edge", "path", "markov", "graphs", "log_probs", "metadata") if k not in arrays]
-    if missing:
-        raise DataError(path, f"missing array(s) {', '.join(missing)}: not an exact-posterior file")
-    try:
-        metadata = json.loads(str(arrays["metadata"]))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"metadata is not valid JSON ({exc})") from None
+    arrays, metadata = read_npz(path, ("edge", "path", "markov", "graphs", "log_probs"), "an exact-posterior file")
     graphs, log_probs = arrays["graphs"], arrays["log_probs"]
     if graphs.ndim != 3 or graphs.shape[1] != graphs.shape[2] or log_probs.shape != graphs.shape[:1]:
         raise DataError(path, f"graphs {graphs.shape} and log_probs {log_probs.shape} do not match [M, d, d] / [M]")

@@ -10,14 +10,12 @@ Extra optional arrays (e.g. `log_prob_terminating` [K]) are kept as they are.
 """
 
 import dataclasses
-import json
-from pathlib import Path
 
 import numpy as np
 
-from jspgfn import atomic
 from jspgfn.errors import DataError
 from jspgfn.graphs import is_dag
+from jspgfn.npzfile import read_npz, write_npz
 
 REQUIRED_METADATA = ("method", "model", "seed")
 
@@ -71,38 +69,16 @@ class PosteriorSamples:
 def save_samples(path, samples):
     """Validate and write atomically."""
     samples.validate(str(path))
-    arrays = {"graphs": samples.graphs.astype(np.uint8), "theta": np.asarray(samples.theta),
-              "metadata": np.array(json.dumps(samples.metadata, sort_keys=True, default=_builtin))}
+    arrays = {"graphs": samples.graphs.astype(np.uint8), "theta": np.asarray(samples.theta)}
     if samples.log_weights is not None:
         arrays["log_weights"] = np.asarray(samples.log_weights, dtype=np.float64)
     arrays.update({k: np.asarray(v) for k, v in samples.extras.items()})
-    with atomic.atomic_path(path, suffix=".npz") as tmp:
-        np.savez_compressed(tmp, **arrays)
+    write_npz(path, arrays, samples.metadata)
 
 
 def load_samples(path):
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "file not found")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except Exception as exc:  # numpy raises several types on a corrupt archive
-        raise DataError(path, f"not a readable .npz file ({exc})") from None
-    for key in ("graphs", "theta", "metadata"):
-        if key not in arrays:
-            raise DataError(path, f"missing array '{key}': not a PosteriorSamples file")
-    try:
-        metadata = json.loads(str(arrays.pop("metadata")))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"metadata is not valid JSON ({exc})") from None
+    arrays, metadata = read_npz(path, ("graphs", "theta"), "a PosteriorSamples file")
     samples = PosteriorSamples(graphs=arrays.pop("graphs").astype(np.uint8), theta=arrays.pop("theta"),
                                metadata=metadata, log_weights=arrays.pop("log_weights", None),
                                extras=arrays)
     return samples.validate(str(path))
-
-
-def _builtin(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
