@@ -33,10 +33,10 @@ def write_text(path, text):
 
 
 def write_json(path, obj):
-    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_to_builtin) + "\n")
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=json_default) + "\n")
 
 
-def _to_builtin(value):
+def json_default(value):
     """json.dumps fallback for numpy scalars and arrays."""
     if hasattr(value, "tolist"):
         return value.tolist()

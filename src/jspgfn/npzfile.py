@@ -11,7 +11,7 @@ from jspgfn.errors import DataError
 
 def write_npz(path, arrays, metadata):
     """Write arrays and the metadata dict (as a JSON string) to one compressed .npz, atomically."""
-    payload = {**arrays, "metadata": np.array(json.dumps(metadata, sort_keys=True, default=_builtin))}
+    payload = {**arrays, "metadata": np.array(json.dumps(metadata, sort_keys=True, default=atomic.json_default))}
     with atomic.atomic_path(path, suffix=".npz") as tmp:
         np.savez_compressed(tmp, **payload)
 
@@ -38,10 +38,3 @@ def read_npz(path, required, kind):
     except json.JSONDecodeError as exc:
         raise DataError(path, f"metadata is not valid JSON ({exc})") from None
     return arrays, metadata
-
-
-def _builtin(value):
-    """json.dumps fallback for numpy scalars and arrays."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -3,7 +3,6 @@
 import numpy as np
 
 from jspgfn.errors import JspgfnError
-from jspgfn.provenance import provenance
 from jspgfn.samples import PosteriorSamples
 
 
@@ -23,13 +22,13 @@ def make_samples(method, likelihood, seed, graphs, theta, wall_seconds, dataset,
                  log_weights=None, extra_metadata=None):
     """PosteriorSamples with the metadata every method records.
 
-    `fit_baseline` adds the hyper-parameters (defaults and overrides) on top.
+    `fit_baseline` adds the hyper-parameters (defaults and overrides) and the provenance on top.
     """
     metadata = {
         "method": method, "model": likelihood.name, "model_kwargs": likelihood.kwargs(), "seed": int(seed),
         "graph_prior": graph_prior, "wall_seconds": float(wall_seconds),
         "theta_layout": likelihood.layout(graphs.shape[-1]), "dataset": dataset.source,
-        "provenance": provenance(), **(extra_metadata or {}),
+        **(extra_metadata or {}),
     }
     return PosteriorSamples(graphs=np.asarray(graphs, dtype=np.uint8), theta=np.asarray(theta, dtype=np.float64),
                             metadata=metadata, log_weights=log_weights)
