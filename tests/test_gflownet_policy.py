@@ -124,18 +124,22 @@ def test_loss_and_grads_finite_with_empty_graph(model_name, penalty):
         assert np.isfinite(float(metrics["penalty"]))
 
 
+def _reward_inputs(model, seed, rows, d=4):
+    """Graphs [B, d, d], theta on them [B, 2, d, d] (node layout), data [rows, d], a random 0/1 mask."""
+    graphs = jnp.asarray(_graphs(d, seed=seed))
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.standard_normal((rows, d)), jnp.float32)
+    interventions = jnp.asarray(rng.random((rows, d)) < 0.3, jnp.float32)
+    theta_nodes = jnp.asarray(rng.standard_normal((graphs.shape[0], 2, d, d)), jnp.float32)
+    return graphs, theta_nodes * jax.vmap(model.to_node_params)(graphs)[:, None], x, interventions
+
+
 def test_linear_fast_log_reward_matches_model():
     from jspgfn.gflownet.loss import log_rewards
     from jspgfn.models.base import log_reward
 
-    d = 4
-    graphs = jnp.asarray(_graphs(d, seed=7))
-    model = get_model("lingauss-diag")
-    prior = get_graph_prior("erdos_renyi", d)
-    rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.standard_normal((30, d)), jnp.float32)
-    theta_nodes = jnp.asarray(rng.standard_normal((graphs.shape[0], 2, d, d)), jnp.float32)
-    theta_nodes = theta_nodes * jax.vmap(model.to_node_params)(graphs)[:, None]
+    model, prior = get_model("lingauss-diag"), get_graph_prior("erdos_renyi", 4)
+    graphs, theta_nodes, x, _ = _reward_inputs(model, seed=7, rows=30)
     fast = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x[:10], 30))
     for b in range(graphs.shape[0]):
         for s in range(2):
@@ -162,15 +166,8 @@ def test_log_reward_leaves_out_intervened_entries():
     from jspgfn.gflownet.loss import log_rewards
     from jspgfn.models.base import log_reward
 
-    d = 4
-    graphs = jnp.asarray(_graphs(d, seed=3))
-    model = get_model("lingauss-diag")
-    prior = get_graph_prior("uniform", d)
-    rng = np.random.default_rng(1)
-    x = jnp.asarray(rng.standard_normal((12, d)), jnp.float32)
-    interventions = jnp.asarray(rng.random((12, d)) < 0.3, jnp.float32)
-    theta_nodes = jnp.asarray(rng.standard_normal((graphs.shape[0], 2, d, d)), jnp.float32)
-    theta_nodes = theta_nodes * jax.vmap(model.to_node_params)(graphs)[:, None]
+    model, prior = get_model("lingauss-diag"), get_graph_prior("uniform", 4)
+    graphs, theta_nodes, x, interventions = _reward_inputs(model, seed=3, rows=12)
     with_int = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x, 12, interventions))
     without = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x, 12))
     for b in range(graphs.shape[0]):

@@ -161,6 +161,15 @@ def valid_actions_jax(adjacency, closure, max_parents=None):
     return mask
 
 
+def transitive_closure_jax(adjacency):
+    """Transitive closure by repeated squaring (ceil(log2 d) matmuls): [..., d, d] -> uint8 [..., d, d]."""
+    d = adjacency.shape[-1]
+    reach = adjacency.astype(jnp.float32)
+    for _ in range(max(1, (max(d, 2) - 1).bit_length())):
+        reach = jnp.minimum(reach + reach @ reach, 1.0)
+    return reach.astype(jnp.uint8)
+
+
 def update_closure_jax(closure, source, target):
     """Transitive closure after adding the edge source -> target (no recomputation).
 

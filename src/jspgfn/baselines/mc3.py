@@ -22,29 +22,20 @@ import jax.scipy.stats as jstats
 import numpy as np
 
 from jspgfn.baselines.common import check_finite_data, make_samples
-from jspgfn.graphs import valid_actions_jax
+from jspgfn.graphs import transitive_closure_jax, valid_actions_jax
 from jspgfn.models import get_graph_prior
 
 CAPABILITIES = {"joint": True, "nonlinear": True, "dag_support": True, "discrete": False,
                 "max_parents": False, "sampler": False, "minibatch": False}
 
 
-def closure_jax(adjacency):
-    """Transitive closure [d, d] by repeated squaring (log2 d boolean matmuls)."""
-    d = adjacency.shape[-1]
-    reach = adjacency.astype(jnp.float32)
-    for _ in range(max(1, int(np.ceil(np.log2(max(d, 2)))))):
-        reach = jnp.minimum(reach + reach @ reach, 1.0)
-    return reach
-
-
 def structure_moves(adjacency):
     """Masks [3, d, d] of valid additions, deletions and reversals of a DAG."""
-    closure = closure_jax(adjacency)
+    closure = transitive_closure_jax(adjacency)
     present = adjacency > 0
     add = valid_actions_jax(adjacency, closure)
     # i -> j can be reversed iff no other path i -> k ~> j exists (else j -> i closes a cycle).
-    other_path = (adjacency.astype(jnp.float32) @ closure) > 0
+    other_path = (adjacency.astype(jnp.float32) @ closure.astype(jnp.float32)) > 0
     reverse = present & ~other_path
     return jnp.stack([add, present, reverse])
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jspgfn.graphs import update_closure_jax, valid_actions_jax
+from jspgfn.graphs import transitive_closure_jax, update_closure_jax, valid_actions_jax
 
 
 class EnvState(NamedTuple):
@@ -26,12 +26,8 @@ def reset(batch_size, num_variables):
 
 
 def closure_of(adjacency):
-    """Transitive closure by repeated squaring: [..., d, d] -> uint8 [..., d, d]."""
-    d = adjacency.shape[-1]
-    reach = adjacency.astype(jnp.float32)
-    for _ in range(max(1, (max(d, 2) - 1).bit_length())):
-        reach = jnp.minimum(reach + reach @ reach, 1.0)
-    return reach.astype(jnp.uint8)
+    """Transitive closure: [..., d, d] -> uint8 [..., d, d] (jspgfn.graphs.transitive_closure_jax)."""
+    return transitive_closure_jax(adjacency)
 
 
 def edge_mask(state, max_parents=None):
