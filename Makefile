@@ -16,13 +16,15 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml baselines/pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found: install Python 3.11 or run make PYTHON=/path/to/python3.11" >&2; exit 1; }
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[workflow,test,baselines]'
-	# dibs-lib's metadata requires jupyter, which it never imports: install it alone.
-	$(BIN)/python -m pip install --quiet --no-deps dibs-lib==1.3.3
+	$(BIN)/python -m pip install --quiet -e '.[workflow,test,lint]' -e 'baselines[all]'
+	# What a baseline installs without its dependencies (dibs-lib: see baselines/dibs/requirements-nodeps.txt).
+	for requirements in baselines/*/requirements-nodeps.txt; do \
+	  $(BIN)/python -m pip install --quiet --no-deps -r $$requirements || exit 1; \
+	done
 	touch $(STAMP)
 
 quick: $(STAMP)
@@ -39,10 +41,15 @@ paper: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# snakemake --lint for each preset, then the formatters in check mode (nothing is rewritten) and
+# ruff's linter; the tools are the `lint` extra, settings in pyproject.toml ([tool.snakefmt], [tool.ruff]).
 lint: $(STAMP)
 	for preset in config/config.yaml config/quick.yaml config/smoke.yaml; do \
 	  $(BIN)/snakemake --lint --configfile $$preset || exit 1; \
 	done
+	$(BIN)/snakefmt --check --diff Snakefile workflow/rules
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 
 clean:
 	rm -rf results figures .snakemake

@@ -18,6 +18,8 @@ include: "workflow/rules/common.smk"
 load_config(config)
 
 RESULTS = f"{config['results']}/{config['preset']}"
+SMALL = config["small_graphs"]  # the experiment of Table A.1, Table D.1, Figure 2 and Figure D.1
+FIGURES = config["figures"]
 
 # Jobs call the `jspgfn` command of the environment that runs Snakemake (e.g. .venv/bin),
 # even when that environment is not activated. --use-conda puts its own env first.
@@ -38,12 +40,9 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/exact.smk"
 include: "workflow/rules/baselines.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/jspgfn.smk"
+include: "workflow/rules/capabilities.smk"
 include: "workflow/rules/figures.smk"
-
-
-if JSPGFN_RULES.exists():
-
-    include: "workflow/rules/jspgfn.smk"
 
 
 rule all:

@@ -29,6 +29,7 @@ from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.sample import sample_joint  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache  # noqa: E402
 from jspgfn.graphs import markov_blanket, transitive_closure  # noqa: E402
+from jspgfn.gflownet.train import resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 
 
@@ -100,9 +101,10 @@ def main():
                       "--seed", str(seed), "--out", f"{tmp}/data"])
             ds = load_dataset(f"{tmp}/data")
         x = ds.train
-        model = get_model(args.model)
+        likelihood, family = resolve_model(args.model)
+        model = get_model(likelihood)
         exact_feats, log_post = exact_reference(ds, model, get_graph_prior(cfg.graph_prior, 5))
-        trainer = Trainer(cfg, model, get_graph_prior(cfg.graph_prior, 5), args.model, x.astype(np.float32))
+        trainer = Trainer(cfg, model, get_graph_prior(cfg.graph_prior, 5), family, x.astype(np.float32))
         start = time.time()
         state = trainer.init(args.train_seed)
         done, chunk = 0, cfg.iterations_per_dispatch

@@ -19,6 +19,7 @@ from jspgfn.generate import generate
 from jspgfn.gflownet.core import Trainer
 from jspgfn.gflownet.presets import get_preset
 from jspgfn.gflownet.train import enable_compilation_cache
+from jspgfn.gflownet.train import resolve_model
 from jspgfn.models import get_graph_prior, get_model
 
 CASES = [  # (d, batch, theta samples, model, released s/iteration)
@@ -33,7 +34,8 @@ def measure(d, batch, samples, model_name, iterations, repeats):
     ds = generate("er2" if d > 5 else "er1", "mlp" if model_name == "mlp-gauss" else "linear", d, 100, 10, 0)
     cfg = get_preset("paper", batch_size=batch, num_theta_samples=samples, prefill=100,
                      iterations_per_dispatch=iterations, num_envs=8)
-    trainer = Trainer(cfg, get_model(model_name), get_graph_prior("uniform", d), model_name,
+    likelihood, family = resolve_model(model_name)
+    trainer = Trainer(cfg, get_model(likelihood), get_graph_prior("uniform", d), family,
                       ds.train.astype(np.float32))
     state = trainer.init(0)
     t = time.time()

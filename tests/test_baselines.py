@@ -1,11 +1,11 @@
-"""Baselines: valid aligned outputs, DAG extensions, and MC3 against the exact posterior."""
+"""Baselines: their folders and specs, valid aligned outputs, DAG extensions, MC3 against the exact posterior."""
 
 import numpy as np
 import pytest
 
 from jspgfn import cli
-from jspgfn.baselines import fit_baseline
-from jspgfn.baselines.dag_extension import from_causallearn, random_dag_extension, v_structures
+from jspgfn_baselines import fit_baseline, specs
+from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension, v_structures
 from jspgfn.dataset import write_dataset
 from jspgfn.errors import JspgfnError
 from jspgfn.exact import compute_exact_posterior, log_posterior_theta
@@ -14,14 +14,8 @@ from jspgfn.graphs import is_dag, transitive_closure
 from jspgfn.models import LinearGaussian, get_graph_prior
 from jspgfn.samples import load_samples
 
-FAST = {
-    "b-pc": {"num_bootstrap": 20},
-    "b-ges": {"num_bootstrap": 10},
-    "mh-mc3": {"num_chains": 4, "burn_in": 500, "thinning": 5, "num_samples": 40, "proposal_std": 0.05},
-    "gibbs-mc3": {"num_chains": 4, "burn_in": 500, "thinning": 5, "num_samples": 40},
-    "dibs": {"num_particles": 4, "steps": 30, "n_grad_mc_samples": 8},
-    "dibs-mixture": {"num_particles": 4, "steps": 30, "n_grad_mc_samples": 8},
-}
+# Every example of every method.yaml: a new baseline folder is tested without editing this file.
+EXAMPLES = [(name, i, example) for name, spec in specs().items() for i, example in enumerate(spec["examples"])]
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +23,9 @@ def dataset4():
     return generate("er1", "linear", 4, 100, 50, seed=11)
 
 
-@pytest.mark.parametrize("name", sorted(FAST))
-def test_baseline_outputs_valid_aligned_samples(name, dataset4):
-    samples = fit_baseline(name, dataset4, "lingauss-diag", 0, **FAST[name])
+@pytest.mark.parametrize("name,index,example", EXAMPLES, ids=[f"{n}-{i}" for n, i, _ in EXAMPLES])
+def test_baseline_outputs_valid_aligned_samples(name, index, example, dataset4):
+    samples = fit_baseline(name, dataset4, "lingauss", 0, **example)
     k = samples.num_samples
     assert samples.graphs.shape == (k, 4, 4) and samples.theta.shape == (k, 4, 4)
     assert np.all(samples.graphs.diagonal(axis1=1, axis2=2) == 0)
@@ -44,7 +38,9 @@ def test_baseline_outputs_valid_aligned_samples(name, dataset4):
     assert np.all(samples.theta[samples.graphs == 1] != 0)
     meta = samples.metadata
     assert meta["method"] == name and meta["seed"] == 0 and meta["wall_seconds"] > 0
-    assert set(FAST[name]) <= set(meta["hyperparameters"])
+    assert meta["hyperparameters"] == {**{k: v["default"] for k, v in specs()[name]["parameters"].items()},
+                                       **example}
+    assert meta["display_name"] == specs()[name]["display_name"]
     assert (samples.log_weights is not None) == (name == "dibs-mixture")
 
 
@@ -63,7 +59,7 @@ def test_bootstrap_theta_drawn_from_its_own_graph(dataset4):
 
 def test_linear_only_baseline_refuses_mlp_in_one_line():
     ds = generate("er1", "mlp", 4, 30, 0, seed=0)
-    with pytest.raises(JspgfnError, match="supports only the linear Gaussian model") as info:
+    with pytest.raises(JspgfnError, match="supports only the likelihood model") as info:
         fit_baseline("b-ges", ds, "mlp-gauss", 0)
     assert "\n" not in str(info.value)
 

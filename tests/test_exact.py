@@ -9,7 +9,7 @@ import scipy.optimize
 import scipy.stats
 from scipy.special import logsumexp
 
-from jspgfn.baselines import fit_baseline
+from jspgfn_baselines import fit_baseline
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.exact import (compute_exact_posterior, load_exact, log_marginal_likelihood_local, log_posterior_theta,
                           posterior_theta, sample_exact, sample_posterior_theta, save_exact)
@@ -299,8 +299,10 @@ def test_exact_baseline_through_the_registry():
 
 @pytest.mark.parametrize("name, model, params, message", [
     ("nope", "lingauss-diag", {}, r"unknown baseline 'nope': choose one of .*exact"),
-    ("exact", "mlp-gauss", {}, "supports only the linear Gaussian model"),
-    ("exact", "lingauss-diag", {"steps": 3}, "has no parameter steps; valid: graph_prior, num_samples"),
+    ("exact", "mlp-gauss", {}, r"supports only the likelihood model\(s\) lingauss, not 'mlp-gauss'"),
+    ("exact", "lingauss-diag", {"steps": 3},
+     r"parameter steps: unknown parameter of baseline 'exact' \(valid: graph_prior, hidden, num_samples"),
+    ("exact", "lingauss", {"num_samples": 0}, "parameter num_samples: 0 is less than the minimum of 1"),
 ])
 def test_baseline_registry_errors(name, model, params, message):
     with pytest.raises(JspgfnError, match=message):

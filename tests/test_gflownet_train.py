@@ -34,17 +34,23 @@ def test_same_seed_same_result_and_resume(data_dir, tmp_path):
         np.testing.assert_array_equal(x, y)
     # interrupted after the first dispatch (a checkpoint on a scan boundary), then resumed
     _, c1, info_c1 = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=TINY,
-                           progress=False, stop_after=10)
-    assert info_c1["iteration"] == 10
+                           progress=False, max_iterations=10)
+    assert info_c1["iteration"] == 10 and not info_c1["finished"]
+    assert info_c1["stop_reason"] == "max iterations"
     _, c, info_c = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=TINY, progress=False)
     assert info_c["iteration"] == info_a["iteration"] == 20
+    assert info_c["finished"] and info_a["finished"] and info_c["stop_reason"] is None
     for x, y in zip(_leaves(a), _leaves(c)):
         np.testing.assert_array_equal(x, y)
     _, d, _ = train(data_dir, "lingauss-diag", "smoke", 1, tmp_path / "d", overrides=TINY, progress=False)
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(a), _leaves(d)))
 
 
-@pytest.mark.parametrize("model", ["lingauss-diag", "lingauss-full", "mlp-gauss"])
+EXPECTED = {"lingauss-diag": ("lingauss", "diag"), "lingauss-full": ("lingauss", "full"),
+            "mlp-gauss": ("mlp-gauss", "diag")}
+
+
+@pytest.mark.parametrize("model", sorted(EXPECTED))
 def test_cli_train_and_sample(data_dir, tmp_path, model):
     run = tmp_path / "run"
     sets = sum((["--set", f"{k}={v}"] for k, v in TINY.items()), [])
@@ -53,14 +59,15 @@ def test_cli_train_and_sample(data_dir, tmp_path, model):
     for name in ("config.json", "provenance.json", "checkpoint.npz", "metrics.jsonl"):
         assert (run / name).is_file()
     config = json.loads((run / "config.json").read_text())
-    assert config["seed"] == 0 and config["model"] == model
+    assert config["seed"] == 0 and (config["model"], config["family"]) == EXPECTED[model]
     out = tmp_path / "samples.npz"
     assert cli_main(["sample", str(run), "--num", "16", "--log-pt", "--beam-size", "4", "--mc-samples", "4",
                      "--out", str(out)]) == 0
     s = load_samples(out)
     assert s.graphs.shape == (16, 4, 4) and s.share_cyclic() == 0.0
-    assert s.metadata["method"] == {"lingauss-diag": "jspgfn-diag", "lingauss-full": "jspgfn-full",
-                                    "mlp-gauss": "jspgfn-mlp"}[model]
+    assert s.metadata["method"] == "jspgfn"
+    assert (s.metadata["model"], s.metadata["family"]) == EXPECTED[model]
+    assert s.metadata["display_name"] == f"JSP-GFN ({s.metadata['family']})"
     for key in ("model", "model_kwargs", "graph_prior", "seed", "wall_seconds", "hyperparameters", "provenance"):
         assert key in s.metadata
     assert np.all(np.isfinite(s.extras["log_prob_terminating"]))
@@ -76,11 +83,53 @@ def test_bad_input(data_dir, tmp_path, capsys):
     with pytest.raises(JspgfnError, match="NaN"):
         train(np.array([[0.0, np.nan], [1.0, 2.0]]), "lingauss-diag", "smoke", 0, tmp_path / "nan")
     # resuming a run folder with data of another dimension
-    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "dm", overrides=TINY, progress=False, stop_after=10)
+    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "dm", overrides=TINY, progress=False, max_iterations=10)
     other = np.random.default_rng(0).standard_normal((30, 3))
     with pytest.raises(JspgfnError, match="d=4 variables, the data has d=3"):
         train(other, "lingauss-diag", "smoke", 0, tmp_path / "dm", overrides=TINY, progress=False)
     assert cli_main(["sample", str(tmp_path / "missing"), "--out", str(tmp_path / "s.npz")]) == 2
+    capsys.readouterr()
+    for option in (["--max-iterations", "0"], ["--time-limit", "0"], ["--time-limit", "-5"]):
+        assert cli_main(["train", str(data_dir), "--out", str(tmp_path / "lim")] + option) == 2
+        assert "must be" in capsys.readouterr().err
+    assert not (tmp_path / "lim").exists()
+    with pytest.raises(JspgfnError, match="max_iterations"):
+        train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "lim", max_iterations=2.5)
+
+
+def _checkpoint_arrays(run):
+    with np.load(run / "checkpoint.npz") as data:
+        return {k: data[k] for k in data.files if k != "info"}
+
+
+def test_cli_time_limit_stops_with_status_3_and_resumes(data_dir, tmp_path, capsys):
+    """--time-limit/--max-iterations stop an unfinished run with exit status 3; the same command
+    again finishes it with the checkpoint and samples of an uninterrupted run."""
+    sets = sum((["--set", f"{k}={v}"] for k, v in TINY.items()), [])
+    base = ["train", str(data_dir), "--model", "lingauss-diag", "--preset", "smoke", "--seed", "0",
+            "--no-progress"] + sets
+    cut, whole = tmp_path / "cut", tmp_path / "whole"
+    # A tiny limit: stop after the first chunk (10 iterations).
+    assert cli_main(base + ["--out", str(cut), "--time-limit", "1e-6"]) == 3
+    err = capsys.readouterr().err
+    assert ("jspgfn: stopped at iteration 10 of 20 (time limit); run the same command again to resume"
+            in err)
+    assert cli_main(base + ["--out", str(cut), "--max-iterations", "10"]) == 3  # at iteration 10 already
+    assert "stopped at iteration 10 of 20 (max iterations)" in capsys.readouterr().err
+    config = (cut / "config.json").read_text()
+    assert "time_limit" not in config and "max_iterations" not in config
+    assert cli_main(base + ["--out", str(cut)]) == 0
+    assert cli_main(base + ["--out", str(whole)]) == 0
+    a, b = _checkpoint_arrays(cut), _checkpoint_arrays(whole)
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    samples = []
+    for run in (cut, whole):
+        assert cli_main(["sample", str(run), "--num", "16", "--out", str(run / "s.npz")]) == 0
+        samples.append(load_samples(run / "s.npz"))
+    np.testing.assert_array_equal(samples[0].graphs, samples[1].graphs)
+    np.testing.assert_array_equal(samples[0].theta, samples[1].theta)
 
 
 def test_minibatch_rewards_and_penalty_run(data_dir, tmp_path):
@@ -108,3 +157,23 @@ def test_interventional_data_trains_and_is_part_of_the_run_identity(tmp_path):
     assert load_dataset(tmp_path / "int").train_interventions is None
     with pytest.raises(JspgfnError, match="differs in data"):
         train(tmp_path / "int", "lingauss-diag", "smoke", 0, tmp_path / "run", overrides=TINY, progress=False)
+
+
+def test_model_names_old_and_new_give_the_same_run(data_dir, tmp_path, capsys):
+    """`--model lingauss --family full` is `--model lingauss-full`; a run folder written before the
+    split (config.json with a combined model name and no family) still resumes."""
+    sets = sum((["--set", f"{k}={v}"] for k, v in TINY.items()), [])
+    base = ["train", str(data_dir), "--preset", "smoke", "--no-progress"] + sets
+    assert cli_main(base + ["--model", "lingauss", "--family", "full", "--out", str(tmp_path / "new")]) == 0
+    assert cli_main(base + ["--model", "lingauss-full", "--out", str(tmp_path / "old")]) == 0
+    new, old = (json.loads((tmp_path / name / "config.json").read_text()) for name in ("new", "old"))
+    assert {k: v for k, v in new.items() if k != "data"} == {k: v for k, v in old.items() if k != "data"}
+    assert cli_main(base + ["--model", "lingauss-diag", "--family", "full", "--out", str(tmp_path / "x")]) == 2
+    assert "names the family 'diag'" in capsys.readouterr().err
+    # A run folder from before the split: its config.json says model lingauss-full and no family.
+    legacy = {**old, "model": "lingauss-full"}
+    del legacy["family"]
+    (tmp_path / "old" / "config.json").write_text(json.dumps(legacy))
+    assert cli_main(base + ["--model", "lingauss-full", "--out", str(tmp_path / "old")]) == 0
+    assert cli_main(["sample", str(tmp_path / "old"), "--num", "4", "--out", str(tmp_path / "s.npz")]) == 0
+    assert load_samples(tmp_path / "s.npz").metadata["family"] == "full"

@@ -16,9 +16,9 @@ PAPER = pd.DataFrame([{"method": "B-PC*", **{f"{f}_{m}{s}": 0.5 for f in ("edge"
 def metrics_table():
     rng = np.random.default_rng(0)
     rows = []
-    for label in ("b-pc", "exact"):
+    for label, name in (("b-pc", "B-PC*"), ("exact", "Exact (reference)")):
         for seed in range(5):
-            rows.append({"label": label, "dataset_seed": seed,
+            rows.append({"label": label, "display_name": name, "dataset_seed": seed,
                          **{f"{f}_{m}": rng.random() for f in ("edge", "path", "markov") for m in ("rmse", "pearson")},
                          "theta_cross_entropy": rng.normal()})
     return pd.DataFrame(rows)
@@ -79,16 +79,30 @@ def test_report_bad_input_names_file(tmp_path, capsys):
     assert status == 2 and "nope.csv: file not found" in capsys.readouterr().err
 
 
-def test_capability_probes():
-    from jspgfn.report.capabilities import capability_table, probe_dag_support, table_a1
+def test_capability_table_from_probes_and_runs(tmp_path):
+    from jspgfn.capabilities import capability_table, probe, probe_dag_support
+    from jspgfn.report.tables import table_a1
 
     metrics = pd.DataFrame({"label": ["b-ges", "b-ges", "dibs"], "share_cyclic": [0.0, 0.0, 0.25]})
     assert probe_dag_support(metrics, "b-ges") == (True, "0.0% cyclic graphs over 2 runs")
     assert probe_dag_support(metrics, "dibs")[0] is False
-    rows = capability_table({"b-ges": {"kind": "baseline", "name": "b-ges", "params": {"num_bootstrap": 2}}},
-                            metrics)
-    assert rows["b-ges"]["nonlinear"][0] is False and "refused the MLP model" in rows["b-ges"]["nonlinear"][1]
-    assert rows["b-ges"]["discrete"] == (None, "declared by the module")
-    numbers, shown = table_a1(rows)
-    assert shown.loc[0, "Non-linear"] == "✗*" and shown.loc[0, "Discrete obs."] == "?"
+    method = {"kind": "baseline", "name": "b-ges", "display_name": "B-GES*", "params": {"num_bootstrap": 2}}
+    probes = probe(method)
+    assert probes["nonlinear"][0] is False and "refused the MLP model" in probes["nonlinear"][1]
+    record = {"label": "b-ges", "display_name": "B-GES*",
+              "declared": {"joint": False, "nonlinear": False, "dag_support": True, "discrete": None,
+                           "max_parents": False, "sampler": False, "minibatch": False}, "probes": probes}
+    table = capability_table([record], metrics)
+    assert len(table) == 7 and set(table.label) == {"b-ges"}
+    cells = table.set_index("capability")
+    assert cells.loc["discrete", "value"] is None and not cells.loc["discrete", "probed"]
+    assert cells.loc["dag_support", "value"] and cells.loc["dag_support", "probed"]
+    # The report reads the table back from its CSV, as the workflow does.
+    table.to_csv(tmp_path / "capabilities.csv", index=False)
+    numbers, shown = table_a1(pd.read_csv(tmp_path / "capabilities.csv"))
+    assert shown.loc[0, "method"] == "B-GES*" and shown.loc[0, "Non-linear"] == "✗*"
+    assert shown.loc[0, "Discrete obs."] == "?" and shown.loc[0, "Joint G & θ"] == "✗"
     assert shown.loc[0, "DAG support"] == "✓*" and len(numbers) == 7
+    assert cli.main(["report", "table-a1", "--capabilities", str(tmp_path / "capabilities.csv"),
+                     "--out", str(tmp_path / "a1")]) == 0
+    assert "B-GES" in (tmp_path / "a1.tex").read_text()

@@ -22,10 +22,10 @@ PRESETS = ["config/config.yaml", "config/quick.yaml", "config/smoke.yaml"]
 
 
 def copy_workflow(dest):
-    for name in ("Snakefile", "workflow", "config", "profiles"):
+    for name in ("Snakefile", "workflow", "config", "profiles", "baselines"):
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, dest / name)
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         else:
             shutil.copy2(src, dest / name)
     return dest
@@ -88,23 +88,51 @@ def _bad_config(workdir, name, edit):
 @pytest.mark.parametrize("name,edit,problem", [
     ("neg.yaml", lambda c: c["experiments"]["small_graphs"].update(num_datasets=-1),
      "experiments.small_graphs.num_datasets: -1 is less than the minimum of 1"),
-    ("typo.yaml", lambda c: c["methods"]["exact"].update(model="lingaus-diag"),
-     "methods.exact.model: 'lingaus-diag' is not one of ['lingauss-diag', 'lingauss-full', 'mlp-gauss']"),
+    ("typo.yaml", lambda c: c["methods"]["exact"].update(likelihood="lingaus"),
+     "methods.exact.likelihood: 'lingaus' is not one of ['lingauss', 'mlp-gauss']"),
     ("key.yaml", lambda c: c["experiments"]["small_graphs"].update(num_dataset=3),
      "experiments.small_graphs: Additional properties are not allowed ('num_dataset' was unexpected)"),
     ("unknown.yaml", lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-nets"]),
      "experiments.small_graphs.methods.1: unknown method 'bcd-nets' (defined in methods: b-ges, b-pc, dibs, "
      "dibs-mixture, exact, gibbs-mc3, jspgfn-diag, jspgfn-full, mh-mc3)"),
+    ("kind.yaml", lambda c: c["methods"]["b-pc"].update(kind="baselin"),
+     "methods.b-pc.kind: 'baselin' is not one of ['baseline', 'jspgfn']"),
+    ("name.yaml", lambda c: c["methods"]["b-pc"].update(name="b-pcx"),
+     "methods.b-pc.name: unknown baseline 'b-pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, "
+     "gibbs-mc3, mh-mc3)"),
+    ("id.yaml", lambda c: c["methods"].update({"pcx": c["methods"].pop("b-pc")})
+     or c["experiments"]["small_graphs"]["methods"].remove("b-pc"),
+     "methods.pcx: unknown baseline 'pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, gibbs-mc3, "
+     "mh-mc3)"),
+    ("param.yaml", lambda c: c["methods"]["b-pc"]["params"].update(alpah=0.01),
+     "methods.b-pc.params.alpah: unknown parameter of baseline 'b-pc' (valid: alpha, hidden, max_alpha_halvings, "
+     "num_bootstrap, obs_var, prior_mean, prior_var)"),
+    ("type.yaml", lambda c: c["methods"]["b-pc"]["params"].update(num_bootstrap="ten"),
+     "methods.b-pc.params.num_bootstrap: 'ten' is not of type 'integer'"),
+    ("likelihood.yaml", lambda c: c["methods"]["b-pc"].update(likelihood="mlp-gauss"),
+     "methods.b-pc.likelihood: baseline 'b-pc' supports only lingauss, not 'mlp-gauss'"),
+    ("family.yaml", lambda c: c["methods"]["b-pc"].update(family="full"),
+     "methods.b-pc.family: only methods of kind jspgfn have a posterior family"),
+    ("option.yaml", lambda c: c["methods"]["jspgfn-diag"].update(params={"batch_size": "abc"}),
+     "methods.jspgfn-diag.params.batch_size: 'abc' is not of type int"),
+    ("option2.yaml", lambda c: c["methods"]["jspgfn-diag"].update(params={"batchsize": 8}),
+     "methods.jspgfn-diag.params.batchsize: unknown training option (valid: batch_size,"),
+    ("shown.yaml", lambda c: c["methods"]["b-ges"].update(display_name="B-PC*"),
+     "experiments.small_graphs.methods.2: methods 'b-pc' and 'b-ges' are both shown as 'B-PC*': give one a "
+     "display_name"),
 ])
 def test_bad_config_value_fails_with_one_line_and_no_output(tmp_path, name, edit, problem):
+    """Checked when the config loads: a dry run stops with one line naming file and key, and a real
+    run stops the same way before any job runs."""
     workdir = copy_workflow(tmp_path)
     configfile = _bad_config(workdir, name, edit)
-    result = snakemake(workdir, "--cores", "1", "--configfile", configfile)
-    assert result.returncode != 0
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    # Snakemake may first say which profile it uses; then exactly our one line, nothing else.
-    lines = [line for line in lines if not line.startswith("Using workflow specific profile")]
-    assert lines == [f"{configfile}: {problem}"], result.stderr
+    for mode in (["-n"], ["--cores", "1"]):
+        result = snakemake(workdir, *mode, "--configfile", configfile)
+        assert result.returncode != 0
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        # Snakemake may first say which profile it uses; then exactly our one line, nothing else.
+        lines = [line for line in lines if not line.startswith("Using workflow specific profile")]
+        assert len(lines) == 1 and lines[0].startswith(f"{configfile}: {problem}"), result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert not (workdir / "results").exists()
 

@@ -9,7 +9,8 @@ import pandas as pd
 from jspgfn import atomic
 from jspgfn.errors import DataError
 
-IDENTIFICATION = ("preset", "experiment", "label", "method", "model", "seed", "dataset", "dataset_seed", "num_samples", "metrics_file")
+IDENTIFICATION = ("preset", "experiment", "label", "display_name", "method", "model", "seed", "dataset",
+                  "dataset_seed", "num_samples", "metrics_file")
 
 
 def _read_metrics(path):
@@ -54,7 +55,8 @@ def _feature_rows(path, metrics, columns):
         if len(pairs) != len(estimate) or len(exact) != len(estimate):
             raise DataError(path, f"feature '{name}' has {len(estimate)} estimates, {len(exact)} exact values")
         for (i, j), est, ref in zip(pairs, estimate, exact):
-            rows.append({**columns, "label": metrics.get("label", metrics.get("method")),
+            label = metrics.get("label", metrics.get("method"))
+            rows.append({**columns, "label": label, "display_name": metrics.get("display_name", label),
                          "method": metrics.get("method"), "dataset_seed": metrics.get("dataset_seed"),
                          "feature": name, "source": i, "target": j, "exact": ref, "estimate": est})
     return rows
@@ -64,7 +66,8 @@ def aggregate_features(paths, out_csv, columns=None):
     """One CSV row per (run, feature, ordered pair): the exact and estimated feature values.
 
     Written atomically; runs evaluated without an exact posterior contribute no rows.
-    Columns: the `columns` constants, label, method, dataset_seed, feature, source, target, exact, estimate.
+    Columns: the `columns` constants, label, display_name, method, dataset_seed, feature, source, target,
+    exact, estimate.
     """
     rows = []
     for path in paths:
@@ -73,7 +76,7 @@ def aggregate_features(paths, out_csv, columns=None):
         if not isinstance(metrics, dict):
             raise DataError(path, "missing or not a metrics JSON object")
         rows.extend(_feature_rows(path, metrics, columns or {}))
-    table = pd.DataFrame(rows, columns=[*(columns or {}), "label", "method", "dataset_seed", "feature",
+    table = pd.DataFrame(rows, columns=[*(columns or {}), "label", "display_name", "method", "dataset_seed", "feature",
                                         "source", "target", "exact", "estimate"])
     with atomic.atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)

@@ -65,7 +65,9 @@ def _add_evaluate(sub):
     p.add_argument("data", help="dataset folder or CSV file the samples were fitted on")
     p.add_argument("--exact", default=None, help="exact.npz of the same dataset (feature metrics)")
     p.add_argument("--label", default=None,
-                   help="name of the run in tables (e.g. the config's method id; default: the samples' method)")
+                   help="id of the run in tables (e.g. the config's method id; default: the samples' method)")
+    p.add_argument("--display-name", default=None,
+                   help="how tables and figures name the method (default: the samples' display_name)")
     p.add_argument("--out", required=True, help="metrics.json to write")
     p.set_defaults(run=_run_evaluate)
 
@@ -82,6 +84,7 @@ def _run_evaluate(args):
     exact = load_exact(args.exact) if args.exact else None
     metrics = evaluate(samples, dataset, exact)
     metrics["label"] = args.label or metrics["method"]
+    metrics["display_name"] = args.display_name or samples.metadata.get("display_name") or metrics["label"]
     write_json(args.out, metrics)
     print(f"wrote {args.out}")
 
@@ -117,8 +120,8 @@ def _add_baseline(sub):
     p = sub.add_parser("baseline", help="fit a baseline method and write PosteriorSamples")
     p.add_argument("name", nargs="?", help="baseline name (see `jspgfn baseline --list`)")
     p.add_argument("data", nargs="?", help="dataset folder or CSV file")
-    p.add_argument("--list", action="store_true", help="list the baselines and their capabilities")
-    p.add_argument("--model", default="lingauss-diag")
+    p.add_argument("--list", action="store_true", help="list the baselines, their parameters and capabilities")
+    p.add_argument("--model", default="lingauss", help="likelihood model: lingauss or mlp-gauss")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="hyper-parameter override (repeatable), value parsed as YAML")
@@ -126,17 +129,30 @@ def _add_baseline(sub):
     p.set_defaults(run=_run_baseline)
 
 
+def _baselines_package(name=None):
+    """The jspgfn_baselines package, or a one-line error saying how to install it."""
+    try:
+        import jspgfn_baselines
+    except ImportError:
+        what = f"baseline '{name}' needs" if name else "the baselines need"
+        raise JspgfnError(f"{what} the jspgfn-baselines package, which is not installed: "
+                          "pip install -e baselines (from a jspgfn checkout; `make setup` installs it)") from None
+    return jspgfn_baselines
+
+
 def _run_baseline(args):
     import yaml
 
-    from jspgfn.baselines import baseline_names, fit_baseline, get_baseline
     from jspgfn.dataset import load_dataset
     from jspgfn.samples import save_samples
 
+    baselines = _baselines_package(args.name)
     if args.list:
-        for name in baseline_names():
-            capabilities = get_baseline(name).CAPABILITIES
-            print(f"{name:14s}" + " ".join(f"{key}={value}" for key, value in capabilities.items()))
+        for name, spec in baselines.specs().items():
+            capabilities = " ".join(f"{key}={value}" for key, value in spec["capabilities"].items())
+            parameters = ", ".join(f"{key}={schema['default']}" for key, schema in spec["parameters"].items())
+            print(f"{name:14s}{spec['display_name']}: {', '.join(spec['likelihoods'])}; {capabilities}\n"
+                  f"{'':14s}parameters: {parameters}")
         return
     if args.name is None or args.data is None or args.out is None:
         raise JspgfnError("baseline needs NAME, DATA and --out (or --list)")
@@ -146,10 +162,62 @@ def _run_baseline(args):
         if not sep or not key:
             raise JspgfnError(f"--param expects KEY=VALUE, got {item!r}")
         params[key] = yaml.safe_load(value)
+    baselines.get_spec(args.name)  # an unknown name fails before the data is read
     dataset = load_dataset(args.data)
-    samples = fit_baseline(args.name, dataset, args.model, args.seed, **params)
+    samples = baselines.fit_baseline(args.name, dataset, args.model, args.seed, **params)
     save_samples(args.out, samples)
     print(f"wrote {args.out}: {samples.num_samples} samples")
+
+
+def _add_capabilities(sub):
+    p = sub.add_parser("probe", help="probe runs of one method for Table A.1 (non-linear model, sampler)")
+    p.add_argument("--label", required=True, help="the method's id")
+    p.add_argument("--method", required=True, help="its config entry as JSON (kind, name, display_name, params)")
+    p.add_argument("--out", required=True, help="probe JSON to write")
+    p.set_defaults(run=_run_probe)
+
+    p = sub.add_parser("capabilities", help="tidy capabilities table (Table A.1) from probes and runs")
+    p.add_argument("probes", nargs="+", help="probe JSON files written by `jspgfn probe`")
+    p.add_argument("--metrics", required=True, help="metrics.csv with the methods' runs (share_cyclic)")
+    p.add_argument("--out", required=True, help="capabilities.csv to write")
+    p.set_defaults(run=_run_capabilities)
+
+
+def _run_probe(args):
+    import json
+
+    from jspgfn.atomic import write_json
+    from jspgfn.capabilities import declared, probe
+
+    try:
+        method = json.loads(args.method)
+    except json.JSONDecodeError as exc:
+        raise JspgfnError(f"--method is not valid JSON ({exc})") from None
+    record = {"label": args.label, "display_name": method.get("display_name") or args.label,
+              "declared": declared(method), "probes": probe(method)}
+    write_json(args.out, record)
+    print(f"wrote {args.out}")
+
+
+def _run_capabilities(args):
+    import json
+
+    import pandas as pd
+
+    from jspgfn import atomic
+    from jspgfn.capabilities import capability_table
+    from jspgfn.errors import DataError
+
+    probes = []
+    for path in args.probes:
+        try:
+            probes.append(json.loads(open(path).read()))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DataError(path, f"not a readable probe JSON file ({exc})") from None
+    table = capability_table(probes, pd.read_csv(args.metrics))
+    with atomic.atomic_path(args.out) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"wrote {args.out}: {len(probes)} methods")
 
 
 def build_parser():
@@ -158,7 +226,8 @@ def build_parser():
     from jspgfn.gflownet.cli import add_subcommands as add_train_sample
     from jspgfn.report.cli import add_subcommands as add_report
 
-    for add in (_add_generate, _add_exact, _add_evaluate, _add_aggregate, _add_baseline, add_report):
+    for add in (_add_generate, _add_exact, _add_evaluate, _add_aggregate, _add_baseline, _add_capabilities,
+                add_report):
         add(sub)
     add_train_sample(sub)  # JSP-GFN: `jspgfn train` and `jspgfn sample`
     return parser
@@ -167,14 +236,14 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        args.run(args)
+        status = args.run(args)  # None, or a status of the command's own (e.g. 3: training unfinished)
     except JspgfnError as exc:
         print(f"jspgfn: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("jspgfn: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import datetime
 import importlib.metadata
 import platform
 
-_PACKAGES = ("jspgfn", "jax", "jaxlib", "dm-haiku", "optax", "numpy", "scipy", "pandas",
+_PACKAGES = ("jspgfn", "jspgfn-baselines", "jax", "jaxlib", "dm-haiku", "optax", "numpy", "scipy", "pandas",
              "scikit-learn", "causal-learn", "dibs-lib", "snakemake")
 
 

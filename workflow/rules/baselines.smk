@@ -1,5 +1,6 @@
 # Every method of kind `baseline`: `jspgfn baseline NAME DATA ... --out samples.npz`
-# (src/jspgfn/baselines/). The method's seed is the dataset's seed.
+# (baselines/<name>/). The method's seed is the dataset's seed. Under --use-conda each baseline
+# runs in its own environment (its method.yaml's `environment`).
 
 
 rule baseline:
@@ -13,14 +14,14 @@ rule baseline:
         method=id_regex(method_ids("baseline")),
     params:
         name=lambda w: method(w)["name"],
-        model=lambda w: method(w)["model"],
+        likelihood=lambda w: method(w)["likelihood"],
         extra=lambda w: param_args(method(w)["params"]),
     threads: lambda w: method(w)["threads"]
     resources:
         mem_mb=lambda w: method(w)["mem_mb"],
         runtime=lambda w: method(w)["runtime"],
     conda:
-        "../envs/jspgfn.yaml"
+        baseline_env
     shell:
-        "jspgfn baseline {params.name} {input.data} --model {params.model}"
+        "jspgfn baseline {params.name} {input.data} --model {params.likelihood}"
         " --seed {wildcards.dataset} {params.extra} --out {output} > {log} 2>&1"

@@ -5,6 +5,8 @@
 # and exit status 1. See docs/decisions.md ("Config validation").
 
 import copy
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -16,7 +18,7 @@ import jsonschema
 import yaml
 
 SCHEMA_FILE = Path(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
-JSPGFN_RULES = Path(workflow.basedir, "workflow", "rules", "jspgfn.smk")
+BASELINES = Path(workflow.basedir, "baselines")
 
 
 def _display_path(path):
@@ -95,12 +97,10 @@ def load_config(config):
 
     methods = config["methods"]
     for mid, method in methods.items():
-        if method["name"] is None:
-            method["name"] = mid
         if method["preset"] is None:
             method["preset"] = config["preset"] if config["preset"] != "custom" else "quick"
-        if method["kind"] == "jspgfn" and not JSPGFN_RULES.exists():
-            config_error(["methods", mid, "kind"], "'jspgfn' needs workflow/rules/jspgfn.smk, which is not there yet")
+        check = _check_baseline if method["kind"] == "baseline" else _check_jspgfn
+        check(mid, method)
     if not config["experiments"]:
         config_error(["experiments"], "no experiment defined")
     for eid, exp in config["experiments"].items():
@@ -113,7 +113,64 @@ def load_config(config):
                          "the exact posterior needs data.model linear and data.d <= 5")
         if not exp["exact"]["enabled"] and not exp["methods"]:
             config_error(["experiments", eid, "methods"], "no method and no exact posterior: nothing to run")
+        shown = {}
+        for i, mid in enumerate(exp["methods"]):
+            name = methods[mid]["display_name"]
+            if name in shown:
+                config_error(["experiments", eid, "methods", i], f"methods '{shown[name]}' and '{mid}' are both "
+                             f"shown as '{name}': give one a display_name")
+            shown[name] = mid
     return config
+
+
+@functools.cache
+def _baseline_specs():
+    """(spec module, {baseline id: spec}) of the method folders in baselines/ (read without importing
+    any method: baselines/spec.py needs only PyYAML and jsonschema)."""
+    loader = importlib.util.spec_from_file_location("jspgfn_baselines_spec", BASELINES / "spec.py")
+    spec_module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(spec_module)
+    try:
+        return spec_module, spec_module.load_specs(BASELINES)
+    except spec_module.SpecError as exc:
+        print(exc, file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+def _check_baseline(mid, method):
+    """A baseline's name, likelihood and parameters against its method.yaml; fill its display name."""
+    spec_module, specs = _baseline_specs()
+    where = ["methods", mid]
+    if method["family"] is not None:
+        config_error(where + ["family"], "only methods of kind jspgfn have a posterior family")
+    if method["name"] is None:
+        method["name"] = mid
+    else:
+        where = where + ["name"]
+    if method["name"] not in specs:
+        config_error(where, f"unknown baseline '{method['name']}' (baselines/ has: {', '.join(specs)})")
+    spec = specs[method["name"]]
+    if method["likelihood"] not in spec["likelihoods"]:
+        config_error(["methods", mid, "likelihood"], f"baseline '{spec['id']}' supports only "
+                     f"{', '.join(spec['likelihoods'])}, not '{method['likelihood']}'")
+    problem = spec_module.check_params(spec, method["params"])
+    if problem is not None:
+        config_error(["methods", mid, "params", problem[0]], problem[1])
+    method["display_name"] = method["display_name"] or spec["display_name"]
+
+
+def _check_jspgfn(mid, method):
+    """JSP-GFN's training options against TrainConfig; fill its family and display name."""
+    from jspgfn.gflownet.presets import option_problem
+
+    if method["name"] is not None:
+        config_error(["methods", mid, "name"], "only methods of kind baseline have a name")
+    for key, value in method["params"].items():
+        problem = option_problem(key, value)
+        if problem is not None:
+            config_error(["methods", mid, "params", key], problem)
+    method["family"] = method["family"] or "diag"
+    method["display_name"] = method["display_name"] or f"JSP-GFN ({method['family']})"
 
 
 # ----------------------------------------------------------------- helpers used by the rules
@@ -142,6 +199,12 @@ def id_regex(ids):
     return "|".join(re.escape(str(i)) for i in ids) if ids else "(?!x)x"
 
 
+def baseline_env(wildcards):
+    """The conda environment file of a baseline (its method.yaml's `environment`), for --use-conda."""
+    spec = _baseline_specs()[1][method(wildcards)["name"]]
+    return str(Path(spec["folder"], spec["environment"]).resolve())
+
+
 def param_args(params):
     """--param KEY=VALUE options (values as JSON, which the CLI parses as YAML)."""
     return " ".join(shlex.quote(f"--param={k}={json.dumps(v)}") for k, v in sorted(params.items()))
@@ -157,11 +220,31 @@ def experiment_metrics(eid):
 
 # ----------------------------------------------------------------- tables and figures (figures.smk)
 
+# The figures of the small-graph experiment: the tidy table each is drawn from, and the arguments of
+# `jspgfn report` that come before that table's path.
+FIGURE_SPECS = {
+    "figure_2a": {"table": "features.csv", "arguments": "features --kinds edge --methods {methods} --features"},
+    "figure_2b": {
+        "table": "metrics.csv",
+        "arguments": "metrics --columns edge_rmse edge_pearson theta_cross_entropy --metrics",
+    },
+    "figure_d1": {"table": "features.csv", "arguments": "features --kinds edge path markov --methods {methods} --features"},
+}
+
+
+def experiment_methods(eid):
+    return config["experiments"][eid]["methods"]
+
+
 def scatter_methods():
     """Methods shown against the exact posterior: JSP-GFN when the config runs it, else every method."""
-    methods = [m for m in config["experiments"][config["small_graphs"]]["methods"] if m != "exact"]
+    methods = [m for m in experiment_methods(config["small_graphs"]) if m != "exact"]
     ours = [m for m in methods if config["methods"][m]["kind"] == "jspgfn"]
     return ours or methods
+
+
+def figure_arguments(figure):
+    return FIGURE_SPECS[figure]["arguments"].format(methods=" ".join(shlex.quote(m) for m in scatter_methods()))
 
 
 def figure_targets():
@@ -169,5 +252,5 @@ def figure_targets():
     small = config["experiments"].get(config["small_graphs"])
     if small is None or not small["exact"]["enabled"]:
         return []
-    stems = ["table_a1.pdf", "table_d1.pdf", "figure_2a.pdf", "figure_2b.pdf", "figure_d1.pdf"]
-    return [f"{config['figures']}/{stem}" for stem in stems]
+    stems = ["table_a1", "table_d1", *FIGURE_SPECS]
+    return [f"{config['figures']}/{stem}.pdf" for stem in stems]

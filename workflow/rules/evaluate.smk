@@ -21,6 +21,7 @@ rule evaluate:
         f"{RESULTS}/{{experiment}}/logs/evaluate/{{method}}/{{dataset}}.log",
     params:
         exact=lambda w, input: f"--exact {input.exact}" if "exact" in input.keys() else "",
+        display_name=lambda w: method(w)["display_name"],
     threads: 1
     resources:
         mem_mb=2000,
@@ -29,7 +30,7 @@ rule evaluate:
         "../envs/jspgfn.yaml"
     shell:
         "jspgfn evaluate {input.samples} {input.data} {params.exact} --label {wildcards.method}"
-        " --out {output} > {log} 2>&1"
+        " --display-name {params.display_name:q} --out {output} > {log} 2>&1"
 
 
 rule aggregate:

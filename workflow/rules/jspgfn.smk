@@ -1,5 +1,5 @@
 # JSP-GFN (ours): `jspgfn train` then `jspgfn sample`, for every method of kind `jspgfn`
-# (e.g. jspgfn-diag with model lingauss-diag, jspgfn-full with model lingauss-full).
+# (e.g. jspgfn-diag: likelihood lingauss, family diag; jspgfn-full: family full).
 # The run folder is a working directory, not an output: Snakemake does not delete it when
 # a job is killed, so re-running the job resumes from its last checkpoint. The dataset's
 # seed is the training seed. `params` become `--param KEY=VALUE` training overrides. The training
@@ -17,7 +17,8 @@ rule jspgfn_train:
         method=id_regex(method_ids("jspgfn")),
     params:
         run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
-        model=lambda w: method(w)["model"],
+        likelihood=lambda w: method(w)["likelihood"],
+        family=lambda w: method(w)["family"],
         preset=lambda w: method(w)["preset"],
         extra=lambda w: param_args(method(w)["params"]),
     threads: lambda w: method(w)["threads"]
@@ -27,7 +28,7 @@ rule jspgfn_train:
     conda:
         "../envs/jspgfn.yaml"
     shell:
-        "jspgfn train {input.data} --model {params.model} --preset {params.preset}"
+        "jspgfn train {input.data} --model {params.likelihood} --family {params.family} --preset {params.preset}"
         " --seed {wildcards.dataset} {params.extra} --no-progress --out {params.run} >> {log} 2>&1"
 
 

@@ -2,10 +2,6 @@
 
 from jspgfn.errors import JspgfnError
 
-METHODS = {"lingauss-diag": "jspgfn-diag", "lingauss": "jspgfn-diag", "linear": "jspgfn-diag",
-           "lingauss-full": "jspgfn-full", "mlp-gauss": "jspgfn-mlp", "mlp": "jspgfn-mlp"}
-
-
 def _parse_overrides(items):
     import yaml
 
@@ -21,13 +17,22 @@ def _parse_overrides(items):
 def add_subcommands(sub):
     p = sub.add_parser("train", help="train (or resume) JSP-GFN on a dataset")
     p.add_argument("data", help="dataset folder or CSV file")
-    p.add_argument("--model", default="lingauss-diag", help="lingauss-diag, lingauss-full or mlp-gauss")
+    p.add_argument("--model", default="lingauss",
+                   help="likelihood model: lingauss or mlp-gauss (lingauss-diag / lingauss-full also name the family)")
+    p.add_argument("--family", default=None, choices=["diag", "full"],
+                   help="posterior family of P(theta | G): diagonal (default) or full covariance")
     p.add_argument("--preset", default="quick", help="smoke, quick or paper")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--set", "--param", dest="set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a training option, e.g. --set num_iterations=5000 (repeatable; "
                         "value parsed as YAML/JSON)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                   help="train at most up to iteration N in this invocation (checkpoint there); "
+                        "the same command without it continues to num_iterations")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop at the first chunk boundary after SECONDS of wall time in this "
+                        "invocation (checkpoint there)")
     p.add_argument("--out", required=True, help="run folder (resumed if it has a checkpoint)")
     p.set_defaults(run=_run_train)
 
@@ -44,56 +49,28 @@ def add_subcommands(sub):
 
 
 def _run_train(args):
+    """Exit status 3 when --max-iterations or --time-limit stopped an unfinished run,
+    so that a workflow does not take the run for done; rerunning the command resumes it."""
+    import sys
+
     from jspgfn.gflownet.train import train
 
-    _, _, info = train(args.data, args.model, args.preset, args.seed, args.out,
-                       overrides=_parse_overrides(args.set), progress=not args.no_progress)
+    trainer, _, info = train(args.data, args.model, args.preset, args.seed, args.out,
+                             overrides=_parse_overrides(args.set), progress=not args.no_progress,
+                             max_iterations=args.max_iterations, time_limit=args.time_limit, family=args.family)
+    if not info["finished"]:
+        print(f"jspgfn: stopped at iteration {info['iteration']} of {trainer.cfg.num_iterations} "
+              f"({info['stop_reason']}); run the same command again to resume", file=sys.stderr)
+        return 3
     print(f"trained {args.out}: {info['iteration']} iterations, {info['wall_seconds']:.0f} s")
 
 
 def _run_sample(args):
     if args.num < 1:
         raise JspgfnError(f"--num must be >= 1, got {args.num}")
-    samples = sample_run(args.run_dir, args.num, args.seed, args.log_pt, args.beam_size, args.mc_samples)
+    from jspgfn.gflownet.method import sample_run
     from jspgfn.samples import save_samples
 
+    samples = sample_run(args.run_dir, args.num, args.seed, args.log_pt, args.beam_size, args.mc_samples)
     save_samples(args.out, samples)
     print(f"wrote {args.out}: {samples.num_samples} samples")
-
-
-def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64):
-    """PosteriorSamples of K = num pairs (G, theta) from a run folder."""
-    import time
-
-    import jax
-    import numpy as np
-
-    from jspgfn import provenance
-    from jspgfn.gflownet.sample import sample_joint
-    from jspgfn.gflownet.train import enable_compilation_cache, load_run
-    from jspgfn.samples import PosteriorSamples
-
-    enable_compilation_cache()
-    trainer, state, info, config = load_run(run_dir)
-    start = time.time()
-    apply_fn, d = trainer.network.apply, trainer.num_variables
-    graphs, theta = sample_joint(apply_fn, trainer.model, state.params, jax.random.PRNGKey(seed), num, d,
-                                 trainer.cfg.max_parents)
-    extras = {}
-    if log_pt:
-        from jspgfn.gflownet.log_pt import log_prob_terminating
-
-        extras["log_prob_terminating"] = log_prob_terminating(
-            apply_fn, trainer.model, state.params, graphs, theta, seed, beam_size, mc_samples,
-            trainer.cfg.max_parents)
-    metadata = {"method": METHODS.get(config["model"], "jspgfn"), "model": config["model"],
-                "model_kwargs": config["model_kwargs"], "graph_prior": trainer.cfg.graph_prior,
-                "seed": config["seed"], "sample_seed": seed, "wall_seconds": float(info["wall_seconds"]),
-                "sampling_seconds": time.time() - start, "iterations": int(info["iteration"]),
-                "preset": config["preset"], "hyperparameters": config["train_config"],
-                "theta_layout": trainer.model.layout(d), "data": config.get("data", ""),
-                "provenance": provenance.provenance()}
-    if log_pt:
-        metadata["log_pt"] = {"beam_size": beam_size, "mc_samples": mc_samples}
-    return PosteriorSamples(graphs=graphs, theta=np.asarray(theta, np.float64), metadata=metadata,
-                            extras=extras)

@@ -30,15 +30,11 @@ class TrainState(NamedTuple):
     step: jax.Array  # int32 [], optimisation steps done
 
 
-FAMILIES = {"lingauss-diag": "diag", "lingauss": "diag", "linear": "diag",
-            "lingauss-full": "full", "mlp-gauss": "diag", "mlp": "diag"}
-
-
-def net_config(cfg, model_name):
+def net_config(cfg, family):
     return NetConfig(embed_dim=cfg.embed_dim, mlp_hidden=cfg.mlp_hidden, num_heads=cfg.num_heads,
                      key_size=cfg.key_size, theta_hidden=cfg.theta_hidden, init_scale=cfg.init_scale,
                      ffn=cfg.ffn, theta_layers=cfg.theta_layers,
-                     family=FAMILIES.get(model_name, "diag"))
+                     family=family)
 
 
 def loss_config(cfg):
@@ -68,13 +64,13 @@ class Trainer:
     cfg: object  # TrainConfig
     model: object
     graph_prior: object
-    model_name: str
+    family: str  # posterior family of theta: "diag" or "full" (jspgfn.models.FAMILIES)
     data: np.ndarray  # float [N, d]
     interventions: np.ndarray | None = None  # 0/1 [N, d]: entries set by hard interventions
 
     @functools.cached_property
     def network(self):
-        return make_network(net_config(self.cfg, self.model_name), self.params_per_node)
+        return make_network(net_config(self.cfg, self.family), self.params_per_node)
 
     @property
     def num_variables(self):

@@ -35,8 +35,13 @@ class LossConfig:
     noise_pool: int = 0  # 0: i.i.d. theta noise; k: pooled noise (policy.standard_normal)
 
 
-# +1: the paper's objective. Tests set -1 to check that a broken objective is detected.
-BACKWARD_SIGN = 1.0
+def uniform_log_pb(num_edges_next):
+    """log P_B(G | G') of the uniform backward policy: float [B] #edges of G' -> float [B].
+
+    Every edge of G' is equally likely to be the one removed: log P_B = -log(#edges), with
+    #edges guarded to >= 1 (G' = G + one edge always has one; the guard keeps it finite).
+    """
+    return -jnp.log(jnp.maximum(num_edges_next, 1.0))
 
 
 def next_graphs(graphs, actions):
@@ -103,7 +108,7 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
     log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
     log_pf = log_edges[:b].reshape(b, -1)[jnp.arange(b), actions]  # [B]
     num_edges_next = jnp.sum(both[b:], axis=(-2, -1)).astype(jnp.float32)
-    log_pb = -BACKWARD_SIGN * jnp.log(jnp.maximum(num_edges_next, 1.0))  # uniform backward policy
+    log_pb = uniform_log_pb(num_edges_next)  # [B]
 
     node_mask = policy.node_mask_of(model, both)  # [2B, d, P]
     theta = jax.lax.stop_gradient(

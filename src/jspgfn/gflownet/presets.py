@@ -53,14 +53,29 @@ class TrainConfig:
     graph_prior: str = "uniform"
 
     def replace(self, **kwargs):
-        fields = {f.name: f for f in dataclasses.fields(self)}
-        for key in kwargs:
-            if key not in fields:
-                raise JspgfnError(f"unknown training option '{key}': choose among {', '.join(sorted(fields))}")
+        for key, value in kwargs.items():
+            problem = option_problem(key, value)
+            if problem is not None:
+                raise JspgfnError(f"training option {key}: {problem}")
         return dataclasses.replace(self, **kwargs)
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+
+_TYPES = {int: (int,), float: (int, float), bool: (bool,), str: (str,), int | None: (int, type(None))}
+
+
+def option_problem(key, value):
+    """None if `value` fits the type of training option `key`, else the problem (one line)."""
+    fields = {field.name: field for field in dataclasses.fields(TrainConfig)}
+    if key not in fields:
+        return f"unknown training option (valid: {', '.join(sorted(fields))})"
+    accepted = _TYPES[fields[key].type]
+    if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
+        names = " or ".join("null" if kind is type(None) else kind.__name__ for kind in accepted)
+        return f"{value!r} is not of type {names}"
+    return None
 
 
 PRESETS = {

@@ -1,6 +1,6 @@
 """Training runs: a run folder, the jitted loop, progress, checkpoints and resume.
 
-`train(data, model_name, preset, seed, out)` is what `jspgfn train` calls. The run
+`train(data, model_name, preset, seed, out, family=...)` is what `jspgfn train` calls. The run
 folder holds
   config.json       everything needed to rebuild the run (model, seed, preset, options, data)
   provenance.json   package versions, host, time
@@ -62,20 +62,45 @@ def build_trainer(config, x, interventions=None):
     from jspgfn.gflownet.presets import TrainConfig
     from jspgfn.models import get_graph_prior, get_model
 
+    config = with_family(config)
     cfg = TrainConfig(**config["train_config"])
     model = get_model(config["model"], **config.get("model_kwargs", {}))
     prior = get_graph_prior(cfg.graph_prior, x.shape[1])
-    return Trainer(cfg, model, prior, config["model"], x, interventions)
+    return Trainer(cfg, model, prior, config["family"], x, interventions)
 
 
-def make_config(x, model_name, preset, seed, overrides, data_source="", interventions=None):
+def resolve_model(model_name, family=None):
+    """(likelihood, family) from a model name ('lingauss', or a combined one such as 'lingauss-full')
+    and an optional family; the family defaults to 'diag'."""
+    from jspgfn.models import FAMILIES, parse_model_name
+
+    likelihood, named = parse_model_name(model_name)
+    if family is not None and named is not None and family != named:
+        raise JspgfnError(f"model '{model_name}' names the family '{named}', but the family '{family}' was asked for")
+    family = family or named or "diag"
+    if family not in FAMILIES:
+        raise JspgfnError(f"unknown posterior family '{family}': choose one of {', '.join(FAMILIES)}")
+    return likelihood, family
+
+
+def with_family(config):
+    """A run config with separate `model` (likelihood) and `family`, also for runs written before
+    the two were split (whose `model` was a combined name such as 'lingauss-diag')."""
+    if "family" in config:
+        return config
+    likelihood, family = resolve_model(config["model"])
+    return {**config, "model": likelihood, "family": family}
+
+
+def make_config(x, model_name, preset, seed, overrides, data_source="", interventions=None, family=None):
     from jspgfn.gflownet.presets import get_preset
     from jspgfn.models import get_model
 
     cfg = get_preset(preset, **(overrides or {}))
-    model = get_model(model_name)  # JspgfnError on an unknown name
-    return {"model": model_name, "model_kwargs": model.kwargs(), "preset": preset, "seed": int(seed),
-            "overrides": dict(overrides or {}), "train_config": cfg.to_dict(),
+    likelihood, family = resolve_model(model_name, family)
+    model = get_model(likelihood)
+    return {"model": likelihood, "family": family, "model_kwargs": model.kwargs(), "preset": preset,
+            "seed": int(seed), "overrides": dict(overrides or {}), "train_config": cfg.to_dict(),
             "num_variables": int(x.shape[1]), "num_rows": int(x.shape[0]),
             "data": str(data_source), "data_sha256": _data_hash(x, interventions),
             "interventional": interventions is not None}
@@ -93,7 +118,8 @@ _FREE_OPTIONS = ("checkpoint_every_seconds",)
 
 
 def _check_same_run(old, new, run_dir):
-    for key in ("model", "seed", "preset", "train_config", "num_variables", "num_rows", "data_sha256"):
+    old = with_family(old)
+    for key in ("model", "family", "seed", "preset", "train_config", "num_variables", "num_rows", "data_sha256"):
         a, b = old.get(key), new.get(key)
         if key == "train_config":
             a = {k: v for k, v in (a or {}).items() if k not in _FREE_OPTIONS}
@@ -113,21 +139,38 @@ def _check_same_run(old, new, run_dir):
                               f"{str(b)[:40]!r}); use a new --out folder")
 
 
-def train(data, model_name="lingauss-diag", preset="quick", seed=0, out="run", overrides=None,
-          progress=True, stop_after=None):
+def train(data, model_name="lingauss", preset="quick", seed=0, out="run", overrides=None,
+          progress=True, max_iterations=None, time_limit=None, family=None):
     """Train (or resume) a JSP-GFN run in folder `out`. Returns (trainer, state, info).
 
-    stop_after: stop (with a checkpoint) once this many iterations are done, as if killed
-    right after a checkpoint; used by tests of resume.
+    model_name: the likelihood (lingauss, mlp-gauss, or a combined name such as lingauss-full);
+    family: the posterior family of P(theta | G), diag (default) or full.
+
+    Two options bound this invocation only (for time-limited cluster jobs); they do not change
+    the result and are not part of the run's identity, so a resumed run may set them differently:
+      max_iterations: train at most up to iteration N (an int >= 1) now, with a checkpoint there.
+      time_limit: stop at the first chunk boundary (`iterations_per_dispatch`) after this many
+        seconds (> 0) of wall time in this call, with a checkpoint there.
+    Running the same call again without them continues to num_iterations.
+    info: iteration, wall_seconds (over all invocations), finished (iteration == num_iterations)
+    and stop_reason (None, "max iterations" or "time limit": why an unfinished run stopped).
     """
     from jspgfn import provenance
     from jspgfn.gflownet import checkpoint
 
+    call_start = time.time()
+    if max_iterations is not None and (isinstance(max_iterations, bool)
+                                       or not isinstance(max_iterations, (int, np.integer))
+                                       or max_iterations < 1):
+        raise JspgfnError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    if time_limit is not None and not (isinstance(time_limit, (int, float, np.number))
+                                       and not isinstance(time_limit, bool) and time_limit > 0):
+        raise JspgfnError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     enable_compilation_cache()
     run = Path(out)
     x, interventions = _data_array(data)
     source = os.path.abspath(data) if isinstance(data, (str, os.PathLike)) else ""
-    config = make_config(x, model_name, preset, seed, overrides, source, interventions)
+    config = make_config(x, model_name, preset, seed, overrides, source, interventions, family)
     if (run / CONFIG).is_file():
         _check_same_run(json.loads((run / CONFIG).read_text()), config, run)
     run.mkdir(parents=True, exist_ok=True)
@@ -143,8 +186,9 @@ def train(data, model_name="lingauss-diag", preset="quick", seed=0, out="run", o
         atomic.write_json(run / "provenance.json", provenance.provenance())
         state = trainer.init(seed)
     done = int(info["iteration"])
-    target = cfg.num_iterations if stop_after is None else min(stop_after, cfg.num_iterations)
+    target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
     chunk = cfg.iterations_per_dispatch
+    out_of_time = False
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -171,15 +215,22 @@ def train(data, model_name="lingauss-diag", preset="quick", seed=0, out="run", o
                 bar.update(n)
                 bar.set_postfix(loss=f"{loss:.3f}", its=f"{rate:.1f}/s")
             info = {"iteration": done, "wall_seconds": time.time() - start_wall}
-            if done >= target or time.time() - last_save >= cfg.checkpoint_every_seconds:
+            out_of_time = (time_limit is not None and done < target
+                           and time.time() - call_start >= time_limit)
+            if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
                 checkpoint.save(run / CHECKPOINT, state, info)
                 last_save = time.time()
+            if out_of_time:
+                break
     finally:
         metrics_file.close()
         if bar is not None:
             bar.close()
     if done >= target and not (run / CHECKPOINT).is_file():
         checkpoint.save(run / CHECKPOINT, state, info)
+    info = dict(info, iteration=done, finished=done >= cfg.num_iterations, stop_reason=None)
+    if not info["finished"]:
+        info["stop_reason"] = "time limit" if out_of_time else "max iterations"
     return trainer, state, info
 
 
@@ -190,7 +241,7 @@ def load_run(run_dir):
     run = Path(run_dir)
     if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
         raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
-    config = json.loads((run / CONFIG).read_text())
+    config = with_family(json.loads((run / CONFIG).read_text()))
     x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
     trainer = build_trainer(config, x, np.zeros_like(x, np.uint8) if config.get("interventional") else None)
     template = jax.eval_shape(lambda: trainer.init(config["seed"]))

@@ -1,28 +1,40 @@
 """Likelihood models P(D | G, theta) with priors P(theta | G), and graph priors P(G).
 
-Every likelihood model exposes the same pure functions (see `base.LikelihoodModel`);
-`get_model(name)` builds one from its command-line name.
+Every likelihood model exposes the same pure functions (see `base.LikelihoodModel`). This module is
+the one registry of names:
+  likelihoods  LIKELIHOODS: `lingauss` (linear Gaussian CPDs), `mlp-gauss` (an MLP per node)
+  families     FAMILIES: JSP-GFN's posterior family for P(theta | G): `diag` or `full` covariance
+The combined names of earlier versions (`lingauss-diag`, `lingauss-full`, and `linear`, `mlp`) are
+still accepted wherever a model name is (`parse_model_name`), so existing command lines keep working.
 """
 
+from jspgfn.errors import JspgfnError
 from jspgfn.models.base import LikelihoodModel, log_reward
 from jspgfn.models.graph_prior import GraphPrior, get_graph_prior
 from jspgfn.models.lingauss import LinearGaussian
 from jspgfn.models.mlp import MLPGaussian
 
-# Command-line / config names. The "-diag"/"-full" suffix names the GFlowNet's
-# posterior family for theta; the likelihood is the same linear Gaussian.
-MODEL_NAMES = ("lingauss-diag", "lingauss-full", "mlp-gauss")
+LIKELIHOODS = {"lingauss": LinearGaussian, "mlp-gauss": MLPGaussian}
+FAMILIES = ("diag", "full")
+# Earlier names: name -> (likelihood, family or None when the name does not say).
+COMBINED_NAMES = {"lingauss-diag": ("lingauss", "diag"), "lingauss-full": ("lingauss", "full"),
+                  "linear": ("lingauss", None), "mlp": ("mlp-gauss", None)}
+
+
+def parse_model_name(name):
+    """(likelihood, family or None) of a model name: 'lingauss', 'mlp-gauss' or a combined one."""
+    if name in LIKELIHOODS:
+        return name, None
+    if name in COMBINED_NAMES:
+        return COMBINED_NAMES[name]
+    valid = ", ".join(list(LIKELIHOODS) + list(COMBINED_NAMES))
+    raise JspgfnError(f"unknown model '{name}': choose one of {valid}")
 
 
 def get_model(name, **kwargs):
-    """Likelihood model for a command-line name, e.g. 'lingauss-diag' or 'mlp-gauss'."""
-    from jspgfn.errors import JspgfnError
-
-    if name in ("lingauss", "lingauss-diag", "lingauss-full", "linear"):
-        return LinearGaussian(**kwargs)
-    if name in ("mlp-gauss", "mlp"):
-        return MLPGaussian(**kwargs)
-    raise JspgfnError(f"unknown model '{name}': choose one of {', '.join(MODEL_NAMES)}")
+    """Likelihood model for a name, e.g. 'lingauss' or 'mlp-gauss' (combined names accepted)."""
+    likelihood, _ = parse_model_name(name)
+    return LIKELIHOODS[likelihood](**kwargs)
 
 
 def model_from_metadata(metadata):
@@ -30,5 +42,5 @@ def model_from_metadata(metadata):
     return get_model(metadata["model"], **metadata.get("model_kwargs", {}))
 
 
-__all__ = ["LikelihoodModel", "LinearGaussian", "MLPGaussian", "GraphPrior", "get_graph_prior",
-           "get_model", "model_from_metadata", "log_reward", "MODEL_NAMES"]
+__all__ = ["LikelihoodModel", "LinearGaussian", "MLPGaussian", "GraphPrior", "get_graph_prior", "get_model",
+           "model_from_metadata", "parse_model_name", "log_reward", "LIKELIHOODS", "FAMILIES"]

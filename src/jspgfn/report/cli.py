@@ -25,8 +25,7 @@ def add_subcommands(sub):
     f.set_defaults(run=_features)
 
     a = kinds.add_parser("table-a1", help="Table A.1: capabilities, declared and probed")
-    a.add_argument("--metrics", required=True, help="metrics.csv with the methods' runs (share_cyclic)")
-    a.add_argument("--methods", required=True, help="JSON {method id: config entry (kind, name, params)}")
+    a.add_argument("--capabilities", required=True, help="capabilities.csv written by `jspgfn capabilities`")
     a.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
     a.set_defaults(run=_table_a1)
 
@@ -75,18 +74,11 @@ def _table_d1(args):
 
 
 def _table_a1(args):
-    import json
+    from jspgfn.report.tables import table_a1, write_table
 
-    from jspgfn.report.capabilities import capability_table, table_a1
-    from jspgfn.report.tables import write_table
-
-    try:
-        methods = json.loads(args.methods)
-    except json.JSONDecodeError as exc:
-        raise JspgfnError(f"--methods is not valid JSON ({exc})") from None
-    metrics = _read(args.metrics)
-    _require(metrics, ["label", "share_cyclic"], args.metrics)
-    numbers, shown = table_a1(capability_table(methods, metrics))
+    capabilities = _read(args.capabilities)
+    _require(capabilities, ["label", "display_name", "capability", "value", "evidence", "probed"], args.capabilities)
+    numbers, shown = table_a1(capabilities)
     note = ("✓ yes, ✗ no, ? unknown (neither declared nor probed); * checked by a probe run, "
             f"what it saw is in the evidence column of {args.out}.csv")
     write_table(numbers, shown, args.out, "Table A.1: capabilities of the methods in this project", note)

@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from jspgfn import atomic  # noqa: E402
-from jspgfn.report.names import display_name, sort_labels  # noqa: E402
+from jspgfn.report.names import display_names, sort_labels  # noqa: E402
 from jspgfn.report.summary import summarise  # noqa: E402
 
 FEATURE_TITLES = {"edge": "edge features", "path": "path features", "markov": "Markov features"}
@@ -39,7 +39,8 @@ def figure_features(features, labels, feature_names, stem, max_columns=4):
     Several features: one row per method, one column per feature. One feature: the methods
     side by side, wrapped after `max_columns` panels.
     """
-    labels = [label for label in sort_labels(labels) if label in set(features["label"])]
+    names = display_names(features)
+    labels = [label for label in sort_labels(labels, names) if label in names]
     if not labels:
         raise ValueError("none of the requested methods has feature values in the table")
     panels = [(label, feature) for label in labels for feature in feature_names]
@@ -52,7 +53,7 @@ def figure_features(features, labels, feature_names, stem, max_columns=4):
             continue
         label, feature = panels[index]
         table = features[(features.label == label) & (features.feature == feature)]
-        _scatter(ax, table, f"{display_name(label)}: {FEATURE_TITLES[feature]}")
+        _scatter(ax, table, f"{names[label]}: {FEATURE_TITLES[feature]}")
         ax.set_xlabel("exact posterior")
         ax.set_ylabel("approximation" if index % columns == 0 else "")
     fig.tight_layout()
@@ -62,7 +63,8 @@ def figure_features(features, labels, feature_names, stem, max_columns=4):
 def figure_metrics(metrics, columns, titles, stem):
     """Mean and 95% CI across datasets per method, one panel per metric (Figure 2b)."""
     summary = summarise(metrics, columns)
-    order = sort_labels(summary["label"])
+    names = display_names(metrics)
+    order = sort_labels(summary["label"], names)
     fig, axes = plt.subplots(1, len(columns), figsize=(3.3 * len(columns), 0.45 * len(order) + 1.2),
                              sharey=True, squeeze=False)
     palette = dict(zip(order, sns.color_palette("tab10", len(order))))
@@ -72,7 +74,7 @@ def figure_metrics(metrics, columns, titles, stem):
         for i, label in enumerate(order):
             mean, ci = part.loc[label, "mean"], part.loc[label, "ci"]
             ax.errorbar(mean, y[i], xerr=0 if np.isnan(ci) else ci, fmt="o", color=palette[label], capsize=3)
-        ax.set_yticks(y, [display_name(label) for label in order])
+        ax.set_yticks(y, [names[label] for label in order])
         ax.invert_yaxis()
         ax.set_title(title, fontsize=10)
         ax.grid(axis="x", alpha=0.3)

@@ -1,19 +1,24 @@
-"""How method ids are shown in tables and figures, in the paper's spelling and order."""
+"""How methods are shown: the display name that the tidy tables record, in the paper's order."""
 
-DISPLAY_NAMES = {
-    "mh-mc3": "MH-MC3", "gibbs-mc3": "Gibbs-MC3", "b-ges": "B-GES*", "b-pc": "B-PC*", "dibs": "DiBS",
-    "dibs-mixture": "DiBS+", "bcd-nets": "BCD Nets", "vbg": "VBG", "jspgfn-diag": "JSP-GFN (diag)",
-    "jspgfn-full": "JSP-GFN (full)", "jspgfn-mlp": "JSP-GFN", "exact": "Exact (reference)",
-}
-ORDER = list(DISPLAY_NAMES)
+# The paper's order of its methods (Table D.1, Figure 2); a name not listed comes after them.
+PAPER_ORDER = ["MH-MC3", "Gibbs-MC3", "B-GES*", "B-PC*", "DiBS", "DiBS+", "JSP-GFN (diag)", "JSP-GFN (full)",
+               "Exact (reference)"]
 
 
-def display_name(label):
-    """Paper spelling of a method id; unknown ids are shown as they are."""
-    return DISPLAY_NAMES.get(label, label)
+def display_names(table):
+    """{label: display name} of a tidy table (metrics.csv, features.csv, capabilities.csv); a table
+    without a display_name column shows each label as it is."""
+    if "display_name" not in table:
+        return {label: label for label in table["label"]}
+    return dict(zip(table["label"], table["display_name"].fillna(table["label"])))
 
 
-def sort_labels(labels):
-    """Method ids in the paper's order, unknown ids last (alphabetically)."""
+def sort_labels(labels, names):
+    """Labels in the paper's order of their display names `names` ({label: name}); others last, by name."""
     labels = list(dict.fromkeys(labels))
-    return sorted(labels, key=lambda label: (ORDER.index(label) if label in ORDER else len(ORDER), label))
+
+    def key(label):
+        name = names.get(label, label)
+        return (PAPER_ORDER.index(name) if name in PAPER_ORDER else len(PAPER_ORDER), name)
+
+    return sorted(labels, key=key)

@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from jspgfn import atomic  # noqa: E402
-from jspgfn.report.names import display_name, sort_labels  # noqa: E402
+from jspgfn.report.names import display_names, sort_labels  # noqa: E402
 from jspgfn.report.summary import format_mean_ci, summarise  # noqa: E402
 
 FEATURES = ("edge", "path", "markov")
@@ -29,9 +29,10 @@ def table_d1(metrics, paper):
     columns = [f"{f}_{m}" for f in FEATURES for m in ("rmse", "pearson")]
     summary = summarise(metrics, columns)
     paper = paper.set_index("method")
+    names = display_names(metrics)
     numbers, shown = [], []
-    for label in sort_labels(summary["label"]):
-        name = display_name(label)
+    for label in sort_labels(summary["label"], names):
+        name = names[label]
         row = {"method": name}
         for column in columns:
             ours = summary[(summary.label == label) & (summary.metric == column)].iloc[0]
@@ -45,6 +46,37 @@ def table_d1(metrics, paper):
             row[f"{shown_name} (paper)"] = format_mean_ci(paper_mean, paper_ci) if in_paper else "–"
         shown.append(row)
     return pd.DataFrame(numbers), pd.DataFrame(shown)
+
+
+CAPABILITY_TITLES = {"joint": "Joint G & θ", "nonlinear": "Non-linear", "dag_support": "DAG support",
+                     "discrete": "Discrete obs.", "max_parents": "Max parents", "sampler": "Sampler",
+                     "minibatch": "Mini-batch"}
+
+
+def _mark(value):
+    if isinstance(value, str):  # as read back from a CSV
+        value = {"True": True, "False": False}.get(value)
+    return {True: "✓", False: "✗"}.get(value, "?") if value is not None and value == value else "?"
+
+
+def table_a1(capabilities):
+    """Table A.1 from the tidy capabilities table (`jspgfn capabilities`): a mark per capability,
+    `*` where a probe run decided it. Returns (numbers, shown) for write_table."""
+    names = display_names(capabilities)
+    order = sort_labels(capabilities["label"], names)
+    numbers = capabilities.set_index("label").loc[order].reset_index()
+    shown = []
+    for label in order:
+        cells = capabilities[capabilities.label == label].set_index("capability")
+        row = {"method": names[label]}
+        for key, title in CAPABILITY_TITLES.items():
+            if key not in cells.index:
+                row[title] = "?"
+                continue
+            probed = str(cells.loc[key, "probed"]) == "True"
+            row[title] = _mark(cells.loc[key, "value"]) + ("*" if probed else "")
+        shown.append(row)
+    return numbers, pd.DataFrame(shown)
 
 
 def write_table(numbers, shown, stem, title, note):

@@ -21,12 +21,10 @@ import jax.numpy as jnp
 import jax.scipy.stats as jstats
 import numpy as np
 
-from jspgfn.baselines.common import check_finite_data, make_samples
+from jspgfn_baselines.shared.common import check_finite_data, make_samples
 from jspgfn.graphs import transitive_closure_jax, valid_actions_jax
 from jspgfn.models import get_graph_prior
 
-CAPABILITIES = {"joint": True, "nonlinear": True, "dag_support": True, "discrete": False,
-                "max_parents": False, "sampler": False, "minibatch": False}
 
 
 def structure_moves(adjacency):

@@ -12,13 +12,11 @@ import time
 
 import numpy as np
 
-from jspgfn.baselines.common import check_finite_data, make_samples, require_observational
-from jspgfn.baselines.dag_extension import from_causallearn, random_dag_extension
+from jspgfn_baselines.shared.common import check_finite_data, make_samples, require_observational
+from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension
 from jspgfn.errors import JspgfnError
 from jspgfn.exact import sample_posterior_theta
 
-CAPABILITIES = {"joint": False, "nonlinear": False, "dag_support": True, "discrete": None,
-                "max_parents": False, "sampler": False, "minibatch": False}
 
 MAX_REDRAWS = 20
 

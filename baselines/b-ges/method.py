@@ -1,7 +1,7 @@
 """B-GES*: bootstrap GES (BIC score) + exact theta posterior."""
 
-from jspgfn.baselines.bootstrap import CAPABILITIES, run_bootstrap  # noqa: F401
+from jspgfn_baselines.shared.bootstrap import run_bootstrap
 
 
-def fit(dataset, model, seed, num_bootstrap=100):
+def fit(dataset, model, seed, *, num_bootstrap):
     return run_bootstrap("b-ges", dataset, model, seed, num_bootstrap)

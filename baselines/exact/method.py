@@ -5,11 +5,8 @@ import numpy as np
 from jspgfn.exact import compute_exact_posterior, sample_exact
 from jspgfn.models import get_graph_prior
 
-CAPABILITIES = {"joint": True, "nonlinear": False, "dag_support": True, "discrete": False,
-                "max_parents": None, "sampler": True, "minibatch": False}
 
-
-def fit(dataset, model, seed, num_samples=1000, graph_prior="uniform"):
+def fit(dataset, model, seed, *, num_samples, graph_prior):
     """Enumerate every DAG, then draw num_samples pairs with numpy's Generator(seed)."""
     prior = get_graph_prior(graph_prior, dataset.num_variables)
     posterior = compute_exact_posterior(dataset, model, prior)

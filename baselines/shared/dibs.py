@@ -12,12 +12,10 @@ import time
 
 import numpy as np
 
-from jspgfn.baselines.common import check_finite_data, make_samples
+from jspgfn_baselines.shared.common import check_finite_data, make_samples
 from jspgfn.errors import JspgfnError
 from jspgfn.models import MLPGaussian
 
-CAPABILITIES = {"joint": True, "nonlinear": True, "dag_support": False, "discrete": False,
-                "max_parents": False, "sampler": False, "minibatch": False}
 
 
 def _dibs_models(likelihood, d, edges_per_node):
@@ -81,9 +79,3 @@ def run_dibs(dataset, model, seed, weighting, num_particles, steps, n_grad_mc_sa
                         graph_prior="erdos_renyi", log_weights=log_weights,
                         extra_metadata={"h_theta_used": h_theta, "edges_per_node": edges_per_node})
 
-
-def fit(dataset, model, seed, num_particles=30, steps=3000, n_grad_mc_samples=128, h_latent=5.0, h_theta=None,
-        latent_dim=None, edges_per_node=1, stepsize=0.005):
-    """DiBS with equal particle weights. h_theta None: 500 (linear) or 1000 (non-linear)."""
-    return run_dibs(dataset, model, seed, "empirical", num_particles, steps, n_grad_mc_samples, h_latent, h_theta,
-                    latent_dim, edges_per_node, stepsize)

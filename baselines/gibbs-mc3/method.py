@@ -1,0 +1,10 @@
+"""Gibbs-MC3: structure MCMC alternating a structure move at fixed theta and a random-walk theta move
+(shared/mc3.py)."""
+
+from jspgfn_baselines.shared.mc3 import run_mc3
+
+
+def fit(dataset, model, seed, *, num_chains, burn_in, thinning, num_samples, proposal_std, graph_prior,
+        hastings_correction):
+    return run_mc3("gibbs-mc3", dataset, model, seed, num_chains, burn_in, thinning, num_samples, proposal_std,
+                   graph_prior, hastings_correction)
