@@ -1,6 +1,6 @@
 """Exact posterior of the linear Gaussian model by enumerating every DAG (d <= 5).
 
-Used by the benchmarks when jspgfn.exact is not available; same model as the paper:
+An independent implementation that the accuracy benchmark checks jspgfn.exact against; the paper's model:
 X_j | pa ~ N(sum theta_ij x_i, obs_var), theta_ij ~ N(0, prior_var), graph prior modular.
 """
 
@@ -40,26 +40,3 @@ def exact_posterior(x, obs_var=0.01, prior_var=1.0, log_edge_weight=0.0):
              "markov": np.einsum("m,mij->ij", p, markov_blanket(graphs))}
     return graphs, p, feats
 
-
-def theta_posterior(x, graph, obs_var=0.01, prior_var=1.0):
-    """Per node j: (parents, mean, covariance) of P(theta_j | G, D)."""
-    out = []
-    for j in range(x.shape[1]):
-        pa = np.nonzero(graph[:, j])[0]
-        xp = x[:, pa]
-        prec = np.eye(len(pa)) / prior_var + xp.T @ xp / obs_var
-        cov = np.linalg.inv(prec)
-        out.append((pa, cov @ (xp.T @ x[:, j]) / obs_var, cov))
-    return out
-
-
-def theta_log_posterior(x, graph, theta, obs_var=0.01, prior_var=1.0):
-    """log P(theta | G, D) for a linear theta [d, d] (density over the active weights)."""
-    total = 0.0
-    for j, (pa, mean, cov) in enumerate(theta_posterior(x, graph, obs_var, prior_var)):
-        if len(pa) == 0:
-            continue
-        diff = theta[pa, j] - mean
-        sign, logdet = np.linalg.slogdet(cov)
-        total += -0.5 * diff @ np.linalg.solve(cov, diff) - 0.5 * logdet - 0.5 * len(pa) * np.log(2 * np.pi)
-    return total

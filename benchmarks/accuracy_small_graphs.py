@@ -21,9 +21,10 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _exact_linear import exact_posterior, theta_log_posterior  # noqa: E402
+from _exact_linear import exact_posterior  # noqa: E402
 
 from jspgfn.dataset import load_dataset  # noqa: E402
+from jspgfn.exact import compute_exact_posterior, log_posterior_theta, sample_posterior_theta  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.sample import sample_joint  # noqa: E402
@@ -46,26 +47,18 @@ def compare(approx, exact):
 
 
 def exact_reference(ds, model, prior):
-    """Exact features: jspgfn.exact when present (cross-checked against benchmarks/_exact_linear.py)."""
+    """Exact features from jspgfn.exact (cross-checked against benchmarks/_exact_linear.py), and the
+    theta cross-entropy of samples of the exact posterior: the floor to compare JSP-GFN's with."""
     _, _, mine = exact_posterior(ds.train, model.obs_var, model.prior_var, prior.log_edge_weight)
-    try:
-        from jspgfn.exact import compute_exact_posterior, log_posterior_theta
-    except ImportError:
-        return mine, lambda g, t: np.array([theta_log_posterior(ds.train, a, b) for a, b in zip(g, t)])
     ref = compute_exact_posterior(ds, model, prior)
     gap = max(float(np.abs(getattr(ref, k) - mine[k]).max()) for k in ("edge", "path", "markov"))
     assert gap < 1e-6, f"jspgfn.exact and benchmarks/_exact_linear.py disagree by {gap}"
     feats = {"edge": ref.edge, "path": ref.path, "markov": ref.markov}
-    try:  # the same cross-entropy for samples of the exact posterior: the floor to compare with
-        from jspgfn.exact import sample_posterior_theta
-
-        rng = np.random.default_rng(0)
-        p = np.exp(ref.log_probs - ref.log_probs.max())
-        g = ref.graphs[rng.choice(len(p), 4000, p=p / p.sum())]
-        t = sample_posterior_theta(model, ds.train, g, rng)
-        feats["theta_xent_exact"] = -float(np.mean(log_posterior_theta(model, ds.train, g, t)))
-    except Exception as exc:  # noqa: BLE001 - a reference only
-        print(f"# (no exact theta reference: {exc})")
+    rng = np.random.default_rng(0)
+    p = np.exp(ref.log_probs - ref.log_probs.max())
+    g = ref.graphs[rng.choice(len(p), 4000, p=p / p.sum())]
+    t = sample_posterior_theta(model, ds.train, g, rng)
+    feats["theta_xent_exact"] = -float(np.mean(log_posterior_theta(model, ds.train, g, t)))
     return feats, lambda g, t: log_posterior_theta(model, ds.train, g, t)
 
 

@@ -177,3 +177,17 @@ def test_model_names_old_and_new_give_the_same_run(data_dir, tmp_path, capsys):
     assert cli_main(base + ["--model", "lingauss-full", "--out", str(tmp_path / "old")]) == 0
     assert cli_main(["sample", str(tmp_path / "old"), "--num", "4", "--out", str(tmp_path / "s.npz")]) == 0
     assert load_samples(tmp_path / "s.npz").metadata["family"] == "full"
+
+
+def test_fit_has_the_interface_of_the_baselines(data_dir, tmp_path):
+    """jspgfn.gflownet.method.fit: a Dataset in, PosteriorSamples out, like a baseline's fit()."""
+    from jspgfn.dataset import load_dataset
+    from jspgfn.gflownet.method import CAPABILITIES, fit
+
+    samples = fit(load_dataset(data_dir), "lingauss", 0, family="full", preset="smoke", num_samples=12,
+                  overrides=TINY, run_dir=tmp_path / "run")
+    assert samples.graphs.shape == (12, 4, 4) and samples.share_cyclic() == 0.0
+    assert samples.metadata["display_name"] == "JSP-GFN (full)" and samples.metadata["iterations"] == 20
+    assert (tmp_path / "run" / "checkpoint.npz").is_file()  # the run folder is kept when one is given
+    assert set(CAPABILITIES) == {"joint", "nonlinear", "dag_support", "discrete", "max_parents", "sampler",
+                                 "minibatch"}

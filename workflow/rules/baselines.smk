@@ -21,7 +21,7 @@ rule baseline:
         mem_mb=lambda w: method(w)["mem_mb"],
         runtime=lambda w: method(w)["runtime"],
     conda:
-        baseline_env
+        method_env
     shell:
         "jspgfn baseline {params.name} {input.data} --model {params.likelihood}"
         " --seed {wildcards.dataset} {params.extra} --out {output} > {log} 2>&1"

@@ -17,7 +17,7 @@ rule probe:
         mem_mb=2000,
         runtime=30,
     conda:
-        "../envs/jspgfn.yaml"
+        method_env
     shell:
         "jspgfn probe --label {wildcards.method} --method {params.method:q} --out {output:q} > {log:q} 2>&1"
 

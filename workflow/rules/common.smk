@@ -199,9 +199,13 @@ def id_regex(ids):
     return "|".join(re.escape(str(i)) for i in ids) if ids else "(?!x)x"
 
 
-def baseline_env(wildcards):
-    """The conda environment file of a baseline (its method.yaml's `environment`), for --use-conda."""
-    spec = _baseline_specs()[1][method(wildcards)["name"]]
+def method_env(wildcards):
+    """The conda environment of a method for --use-conda: a baseline's own (its method.yaml's
+    `environment`), the core's for JSP-GFN."""
+    entry = method(wildcards)
+    if entry["kind"] != "baseline":
+        return str(Path(workflow.basedir, "workflow", "envs", "jspgfn.yaml"))
+    spec = _baseline_specs()[1][entry["name"]]
     return str(Path(spec["folder"], spec["environment"]).resolve())
 
 

@@ -12,6 +12,7 @@ Modules, one job each:
   checkpoint atomic .npz checkpoints of the training state
   sample     sampling (G, theta) and graphs only
   log_pt     beam-search + Monte Carlo estimate of log P_T(G, theta)
+  method     JSP-GFN behind the baselines' interface: capabilities, fit(), sample_run()
   cli        `jspgfn train` and `jspgfn sample`
 
 Choices that make training fast (measured with benchmarks/, see the report):

@@ -12,8 +12,6 @@ import time
 import numpy as np
 
 DISPLAY_NAME = "JSP-GFN"
-CITATION = ("Deleu, Nishikawa-Toomey, Subramanian, Malkin, Charlin & Bengio (2023), Joint Bayesian Inference "
-            "of Graphical Structure and Parameters with a Single Generative Flow Network, NeurIPS")
 # DAGs by construction (acyclic actions only), the max_parents option of the environment, a trained
 # sampler, mini-batch rewards (minibatch_rows); no categorical likelihood model yet.
 CAPABILITIES = {"joint": True, "nonlinear": True, "dag_support": True, "discrete": False, "max_parents": True,

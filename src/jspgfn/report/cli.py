@@ -41,6 +41,16 @@ TITLES = {"edge_rmse": "Edge features: RMSE", "edge_pearson": "Edge features: Pe
           "nll_expected": "Held-out NLL", "expected_shd": "E-SHD", "auroc": "AUROC"}
 
 
+def _require_plotting():
+    """A one-line error when the plotting packages (the `workflow` extra) are not installed."""
+    import importlib.util
+
+    missing = [name for name in ("matplotlib", "seaborn") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise JspgfnError(f"jspgfn report needs {' and '.join(missing)}, which the lean core does not install: "
+                          "pip install -e '.[workflow]' (or make setup)")
+
+
 def _read(path):
     import pandas as pd
 
@@ -63,6 +73,7 @@ def _require(table, columns, path):
 
 
 def _table_d1(args):
+    _require_plotting()
     from jspgfn.report.tables import table_d1, write_table
 
     metrics, paper = _read(args.metrics), _read(args.paper)
@@ -74,6 +85,7 @@ def _table_d1(args):
 
 
 def _table_a1(args):
+    _require_plotting()
     from jspgfn.report.tables import table_a1, write_table
 
     capabilities = _read(args.capabilities)
@@ -86,6 +98,7 @@ def _table_a1(args):
 
 
 def _features(args):
+    _require_plotting()
     from jspgfn.report.figures import figure_features
 
     features = _read(args.features)
@@ -98,6 +111,7 @@ def _features(args):
 
 
 def _metrics(args):
+    _require_plotting()
     from jspgfn.report.figures import figure_metrics
 
     metrics = _read(args.metrics)
