@@ -48,8 +48,10 @@ def load_method(name):
     spec = get_spec(name)
     for module, distribution in spec.get("requires", {}).items():
         if importlib.util.find_spec(module) is None:
-            raise JspgfnError(f"baseline '{name}' needs {distribution} (Python module '{module}'), which is not "
-                              f"installed: {spec.get('install') or 'pip install ' + distribution}")
+            raise JspgfnError(
+                f"baseline '{name}' needs {distribution} (Python module '{module}'), which is not "
+                f"installed: {spec.get('install') or 'pip install ' + distribution}"
+            )
     module_name = f"jspgfn_baselines.methods.{name.replace('-', '_')}"
     if module_name not in sys.modules:
         loader_spec = importlib.util.spec_from_file_location(module_name, f"{spec['folder']}/method.py")
@@ -73,16 +75,25 @@ def fit_baseline(name, dataset, likelihood, seed, **params):
     model_kwargs = {key: params.pop(key) for key in MODEL_PARAMETERS if key in params}
     model = get_model(likelihood, **model_kwargs)
     if model.name not in spec["likelihoods"]:
-        raise JspgfnError(f"baseline '{name}' supports only the likelihood model(s) "
-                          f"{', '.join(spec['likelihoods'])}, not '{likelihood}'")
+        raise JspgfnError(
+            f"baseline '{name}' supports only the likelihood model(s) "
+            f"{', '.join(spec['likelihoods'])}, not '{likelihood}'"
+        )
     module = load_method(name)
     hyperparameters = {**defaults(spec), **params}
     start = time.perf_counter()
     samples = module.fit(dataset, model, seed, **hyperparameters)
     wall = time.perf_counter() - start
-    samples.metadata.update({"method": name, "display_name": spec["display_name"], "seed": seed,
-                             "hyperparameters": hyperparameters, "provenance": provenance(),
-                             "dataset": dataset.source})
+    samples.metadata.update(
+        {
+            "method": name,
+            "display_name": spec["display_name"],
+            "seed": seed,
+            "hyperparameters": hyperparameters,
+            "provenance": provenance(),
+            "dataset": dataset.source,
+        }
+    )
     samples.metadata.setdefault("wall_seconds", wall)
     samples.metadata.setdefault("model_kwargs", model.kwargs())
     return samples.validate(f"baseline {name}")

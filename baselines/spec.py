@@ -33,8 +33,16 @@ MODEL_PARAMETERS = {
 SPEC_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["display_name", "citation", "description", "likelihoods", "environment", "capabilities",
-                 "parameters", "examples"],
+    "required": [
+        "display_name",
+        "citation",
+        "description",
+        "likelihoods",
+        "environment",
+        "capabilities",
+        "parameters",
+        "examples",
+    ],
     "properties": {
         "display_name": {"type": "string", "minLength": 1},
         "citation": {"type": "string", "minLength": 1},
@@ -44,7 +52,9 @@ SPEC_SCHEMA = {
         "install": {"type": "string"},
         "environment": {"type": "string", "pattern": r"\.ya?ml$"},
         "capabilities": {
-            "type": "object", "additionalProperties": False, "required": list(CAPABILITY_KEYS),
+            "type": "object",
+            "additionalProperties": False,
+            "required": list(CAPABILITY_KEYS),
             "properties": {key: {"type": ["boolean", "null"]} for key in CAPABILITY_KEYS},
         },
         "parameters": {

@@ -31,12 +31,14 @@ def exact_posterior(x, obs_var=0.01, prior_var=1.0, log_edge_weight=0.0):
         for r in range(len(others) + 1):
             for pa in itertools.combinations(others, r):
                 cache[(j, pa)] = node_log_marginal(x, j, pa, obs_var, prior_var)
-    logp = np.array([sum(cache[(j, tuple(np.nonzero(g[:, j])[0]))] for j in range(d))
-                     + log_edge_weight * g.sum() for g in graphs])
+    logp = np.array(
+        [sum(cache[(j, tuple(np.nonzero(g[:, j])[0]))] for j in range(d)) + log_edge_weight * g.sum() for g in graphs]
+    )
     p = np.exp(logp - logp.max())
     p /= p.sum()
-    feats = {"edge": np.einsum("m,mij->ij", p, graphs),
-             "path": np.einsum("m,mij->ij", p, transitive_closure(graphs)),
-             "markov": np.einsum("m,mij->ij", p, markov_blanket(graphs))}
+    feats = {
+        "edge": np.einsum("m,mij->ij", p, graphs),
+        "path": np.einsum("m,mij->ij", p, transitive_closure(graphs)),
+        "markov": np.einsum("m,mij->ij", p, markov_blanket(graphs)),
+    }
     return graphs, p, feats
-

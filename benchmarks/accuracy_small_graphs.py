@@ -22,21 +22,25 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _exact_linear import exact_posterior  # noqa: E402
-
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior, log_posterior_theta, sample_posterior_theta  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.sample import sample_joint  # noqa: E402
-from jspgfn.gflownet.train import enable_compilation_cache  # noqa: E402
+from jspgfn.gflownet.train import (
+    enable_compilation_cache,  # noqa: E402
+    resolve_model,  # noqa: E402
+)
 from jspgfn.graphs import markov_blanket, transitive_closure  # noqa: E402
-from jspgfn.gflownet.train import resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 
 
 def features(graphs):
-    return {"edge": graphs.mean(0), "path": transitive_closure(graphs).mean(0),
-            "markov": markov_blanket(graphs).mean(0)}
+    return {
+        "edge": graphs.mean(0),
+        "path": transitive_closure(graphs).mean(0),
+        "markov": markov_blanket(graphs).mean(0),
+    }
 
 
 def compare(approx, exact):
@@ -63,8 +67,15 @@ def exact_reference(ds, model, prior):
 
 
 def evaluate(trainer, state, x, exact_feats, log_post, num=4000, seed=123):
-    graphs, theta = sample_joint(trainer.network.apply, trainer.model, state.params,
-                                 jax.random.PRNGKey(seed), num, x.shape[1], trainer.cfg.max_parents)
+    graphs, theta = sample_joint(
+        trainer.network.apply,
+        trainer.model,
+        state.params,
+        jax.random.PRNGKey(seed),
+        num,
+        x.shape[1],
+        trainer.cfg.max_parents,
+    )
     res = {}
     for name, value in features(graphs).items():
         res[name] = compare(value, exact_feats[name])
@@ -84,14 +95,33 @@ def main():
     enable_compilation_cache()
     overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
     cfg = get_preset(args.preset, **overrides)
-    print(f"# cpu cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} preset={args.preset} "
-          f"model={args.model} overrides={overrides}", flush=True)
+    print(
+        f"# cpu cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} preset={args.preset} "
+        f"model={args.model} overrides={overrides}",
+        flush=True,
+    )
     rows = []
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
             from jspgfn.cli import main as cli_main
-            cli_main(["generate", "--graph", "er1", "--model", "linear", "--d", "5", "--n", "100",
-                      "--seed", str(seed), "--out", f"{tmp}/data"])
+
+            cli_main(
+                [
+                    "generate",
+                    "--graph",
+                    "er1",
+                    "--model",
+                    "linear",
+                    "--d",
+                    "5",
+                    "--n",
+                    "100",
+                    "--seed",
+                    str(seed),
+                    "--out",
+                    f"{tmp}/data",
+                ]
+            )
             ds = load_dataset(f"{tmp}/data")
         x = ds.train
         likelihood, family = resolve_model(args.model)
@@ -109,17 +139,23 @@ def main():
                 jax.block_until_ready(state)
                 el = time.time() - start
                 r = evaluate(trainer, state, x, exact_feats, log_post)
-                print(f"  seed {seed} it {done} t={el:.0f}s loss={float(metrics['loss']):.3f} "
-                      f"edge rmse={r['edge'][0]:.3f} r={r['edge'][1]:.3f} xent={r['theta_xent']:.2f}", flush=True)
+                print(
+                    f"  seed {seed} it {done} t={el:.0f}s loss={float(metrics['loss']):.3f} "
+                    f"edge rmse={r['edge'][0]:.3f} r={r['edge'][1]:.3f} xent={r['theta_xent']:.2f}",
+                    flush=True,
+                )
                 start += time.time() - el - start  # exclude evaluation time
         jax.block_until_ready(state)
         elapsed = time.time() - start
         r = evaluate(trainer, state, x, exact_feats, log_post)
         rows.append((seed, elapsed, r))
-        print(f"seed {seed}: train {elapsed:.0f}s, {cfg.num_iterations} it | edge RMSE {r['edge'][0]:.3f} "
-              f"r {r['edge'][1]:.3f} | path RMSE {r['path'][0]:.3f} r {r['path'][1]:.3f} | markov RMSE "
-              f"{r['markov'][0]:.3f} r {r['markov'][1]:.3f} | theta xent {r['theta_xent']:.2f} "
-              f"(exact posterior samples: {exact_feats.get('theta_xent_exact', float('nan')):.2f})", flush=True)
+        print(
+            f"seed {seed}: train {elapsed:.0f}s, {cfg.num_iterations} it | edge RMSE {r['edge'][0]:.3f} "
+            f"r {r['edge'][1]:.3f} | path RMSE {r['path'][0]:.3f} r {r['path'][1]:.3f} | markov RMSE "
+            f"{r['markov'][0]:.3f} r {r['markov'][1]:.3f} | theta xent {r['theta_xent']:.2f} "
+            f"(exact posterior samples: {exact_feats.get('theta_xent_exact', float('nan')):.2f})",
+            flush=True,
+        )
     for key in ("edge", "path", "markov"):
         rm = np.array([row[2][key][0] for row in rows])
         pr = np.array([row[2][key][1] for row in rows])

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 
 from jspgfn import cli
-from jspgfn_baselines import fit_baseline, specs
-from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension, v_structures
 from jspgfn.dataset import write_dataset
 from jspgfn.errors import JspgfnError
 from jspgfn.exact import compute_exact_posterior, log_posterior_theta
 from jspgfn.generate import generate
-from jspgfn.graphs import is_dag, transitive_closure
+from jspgfn.graphs import is_dag
 from jspgfn.models import LinearGaussian, get_graph_prior
 from jspgfn.samples import load_samples
+from jspgfn_baselines import fit_baseline, specs
+from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension, v_structures
 
 # Every example of every method.yaml: a new baseline folder is tested without editing this file.
 EXAMPLES = [(name, i, example) for name, spec in specs().items() for i, example in enumerate(spec["examples"])]
@@ -38,8 +38,7 @@ def test_baseline_outputs_valid_aligned_samples(name, index, example, dataset4):
     assert np.all(samples.theta[samples.graphs == 1] != 0)
     meta = samples.metadata
     assert meta["method"] == name and meta["seed"] == 0 and meta["wall_seconds"] > 0
-    assert meta["hyperparameters"] == {**{k: v["default"] for k, v in specs()[name]["parameters"].items()},
-                                       **example}
+    assert meta["hyperparameters"] == {**{k: v["default"] for k, v in specs()[name]["parameters"].items()}, **example}
     assert meta["display_name"] == specs()[name]["display_name"]
     assert (samples.log_weights is not None) == (name == "dibs-mixture")
 
@@ -79,15 +78,22 @@ def test_dibs_refuses_degenerate_prior():
 def test_cli_baseline_writes_samples(tmp_path, dataset4):
     write_dataset(tmp_path / "ds", dataset4)
     out = tmp_path / "s.npz"
-    assert cli.main(["baseline", "b-ges", str(tmp_path / "ds"), "--seed", "3", "--param", "num_bootstrap=5",
-                     "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            ["baseline", "b-ges", str(tmp_path / "ds"), "--seed", "3", "--param", "num_bootstrap=5", "--out", str(out)]
+        )
+        == 0
+    )
     assert load_samples(out).num_samples == 5
-    assert cli.main(["baseline", "b-ges", str(tmp_path / "ds"), "--model", "mlp-gauss", "--out",
-                     str(tmp_path / "t.npz")]) == 2
+    assert (
+        cli.main(["baseline", "b-ges", str(tmp_path / "ds"), "--model", "mlp-gauss", "--out", str(tmp_path / "t.npz")])
+        == 2
+    )
     assert not (tmp_path / "t.npz").exists()
 
 
 # ------------------------------------------------------------------ DAG extension
+
 
 def random_cpdag_like(rng, d):
     """A DAG, its skeleton, and its v-structure edges directed (the rest undirected): a PDAG it extends."""
@@ -115,7 +121,8 @@ def test_extension_keeps_skeleton_and_v_structures():
 
 def test_extension_is_random():
     chain = np.zeros((3, 3), np.uint8)
-    undirected = chain.copy(); undirected[0, 1] = undirected[1, 0] = undirected[1, 2] = undirected[2, 1] = 1
+    undirected = chain.copy()
+    undirected[0, 1] = undirected[1, 0] = undirected[1, 2] = undirected[2, 1] = 1
     rng = np.random.default_rng(0)
     results = {random_dag_extension(chain, undirected, rng).tobytes() for _ in range(100)}
     assert len(results) == 3  # 0-1-2 has three extensions without a v-structure
@@ -128,7 +135,8 @@ def test_non_extendable_pdag_returns_none():
         undirected[i, j] = undirected[j, i] = 1
     assert random_dag_extension(np.zeros((4, 4), np.uint8), undirected, np.random.default_rng(0)) is None
     # A directed cycle cannot be extended either.
-    cycle = np.zeros((3, 3), np.uint8); cycle[0, 1] = cycle[1, 2] = cycle[2, 0] = 1
+    cycle = np.zeros((3, 3), np.uint8)
+    cycle[0, 1] = cycle[1, 2] = cycle[2, 0] = 1
     assert random_dag_extension(cycle, np.zeros((3, 3), np.uint8), np.random.default_rng(0)) is None
 
 
@@ -143,6 +151,7 @@ def test_causallearn_encoding():
 
 # ------------------------------------------------------------------ MC3 vs exact
 
+
 def mc3_total_variation(kind, hastings):
     """TV distance between the MC3 graph frequencies and the exact P(G | D) on d=3 (25 DAGs).
 
@@ -153,9 +162,19 @@ def mc3_total_variation(kind, hastings):
     model = LinearGaussian(obs_var=1.0)
     exact = compute_exact_posterior(ds, model, get_graph_prior("uniform", 3))
     index = {g.tobytes(): i for i, g in enumerate(exact.graphs)}
-    samples = fit_baseline(kind, ds, "lingauss-diag", 0, obs_var=1.0, num_chains=16, burn_in=1000, thinning=10,
-                           num_samples=32_000, proposal_std=0.5 if kind == "gibbs-mc3" else 0.3,
-                           hastings_correction=hastings)
+    samples = fit_baseline(
+        kind,
+        ds,
+        "lingauss-diag",
+        0,
+        obs_var=1.0,
+        num_chains=16,
+        burn_in=1000,
+        thinning=10,
+        num_samples=32_000,
+        proposal_std=0.5 if kind == "gibbs-mc3" else 0.3,
+        hastings_correction=hastings,
+    )
     freq = np.bincount([index[g.tobytes()] for g in samples.graphs], minlength=len(exact.graphs))
     return 0.5 * np.abs(freq / freq.sum() - np.exp(exact.log_probs)).sum()
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 import jspgfn_baselines
-from jspgfn_baselines import spec as speclib
 from jspgfn.errors import JspgfnError
+from jspgfn_baselines import spec as speclib
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ROOT / "baselines"
@@ -43,7 +43,7 @@ def test_each_folder_describes_its_method(name):
     # An extra of jspgfn-baselines for what it needs, named by its id.
     extras = tomllib.loads((BASELINES / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert name in extras
-    for module, distribution in spec.get("requires", {}).items():
+    if spec.get("requires"):
         assert spec["install"], "a method that requires packages says how to install them"
 
 
@@ -53,12 +53,18 @@ def test_adding_a_folder_adds_a_method(tmp_path):
     assert speclib.load_spec(tmp_path / "my-method")["id"] == "my-method"
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda s: s.pop("display_name"), "'display_name' is a required property"),
-    (lambda s: s["capabilities"].update(joint="yes"), "capabilities.joint: 'yes' is not of type 'boolean', 'null'"),
-    (lambda s: s["parameters"]["num_bootstrap"].update(default=0), "parameters.num_bootstrap: the default 0 does not fit"),
-    (lambda s: s["examples"].append({"num_bootstrp": 1}), "examples.1.num_bootstrp: unknown parameter"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda s: s.pop("display_name"), "'display_name' is a required property"),
+        (lambda s: s["capabilities"].update(joint="yes"), "capabilities.joint: 'yes' is not of type 'boolean', 'null'"),
+        (
+            lambda s: s["parameters"]["num_bootstrap"].update(default=0),
+            "parameters.num_bootstrap: the default 0 does not fit",
+        ),
+        (lambda s: s["examples"].append({"num_bootstrp": 1}), "examples.1.num_bootstrp: unknown parameter"),
+    ],
+)
 def test_malformed_method_yaml_is_one_line_naming_the_file(tmp_path, edit, message):
     shutil.copytree(BASELINES / "b-ges", tmp_path / "bad")
     spec = yaml.safe_load((tmp_path / "bad" / "method.yaml").read_text())
@@ -70,13 +76,16 @@ def test_malformed_method_yaml_is_one_line_naming_the_file(tmp_path, edit, messa
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"alpah": 0.01}, "parameter alpah: unknown parameter of baseline 'b-pc' (valid: alpha, hidden,"),
-    ({"num_bootstrap": "ten"}, "parameter num_bootstrap: 'ten' is not of type 'integer'"),
-    ({"num_bootstrap": True}, "parameter num_bootstrap: True is not of type 'integer'"),
-    ({"alpha": 1.5}, "parameter alpha: 1.5 is greater than or equal to the maximum of 1"),
-    ({"obs_var": 0}, "parameter obs_var: 0 is less than or equal to the minimum of 0"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"alpah": 0.01}, "parameter alpah: unknown parameter of baseline 'b-pc' (valid: alpha, hidden,"),
+        ({"num_bootstrap": "ten"}, "parameter num_bootstrap: 'ten' is not of type 'integer'"),
+        ({"num_bootstrap": True}, "parameter num_bootstrap: True is not of type 'integer'"),
+        ({"alpha": 1.5}, "parameter alpha: 1.5 is greater than or equal to the maximum of 1"),
+        ({"obs_var": 0}, "parameter obs_var: 0 is less than or equal to the minimum of 0"),
+    ],
+)
 def test_bad_parameters_are_refused_before_fitting(params, message):
     with pytest.raises(JspgfnError) as info:
         jspgfn_baselines.fit_baseline("b-pc", None, "lingauss", 0, **params)  # no data needed to refuse
@@ -97,11 +106,23 @@ def _python(code):
 def test_core_imports_no_baseline_dependency():
     """The lean core: every jspgfn module imports without causal-learn, statsmodels, dibs-lib or the
     baselines package (they are not in its dependencies either)."""
-    modules = ["jspgfn.cli", "jspgfn.gflownet.train", "jspgfn.gflownet.method", "jspgfn.gflownet.log_pt",
-               "jspgfn.evaluate", "jspgfn.exact", "jspgfn.aggregate", "jspgfn.capabilities", "jspgfn.generate"]
-    result = _python("import sys\n" + "".join(f"import {m}\n" for m in modules) +
-                     "print(sorted(m for m in ('causallearn', 'statsmodels', 'dibs', 'jspgfn_baselines') "
-                     "if m in sys.modules))")
+    modules = [
+        "jspgfn.cli",
+        "jspgfn.gflownet.train",
+        "jspgfn.gflownet.method",
+        "jspgfn.gflownet.log_pt",
+        "jspgfn.evaluate",
+        "jspgfn.exact",
+        "jspgfn.aggregate",
+        "jspgfn.capabilities",
+        "jspgfn.generate",
+    ]
+    result = _python(
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in modules)
+        + "print(sorted(m for m in ('causallearn', 'statsmodels', 'dibs', 'jspgfn_baselines') "
+        "if m in sys.modules))"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
     core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -111,9 +132,13 @@ def test_core_imports_no_baseline_dependency():
 
 
 def test_baseline_command_without_the_baselines_package_says_what_to_install():
-    result = _python("import sys; sys.modules['jspgfn_baselines'] = None\n"
-                     "from jspgfn.cli import main; sys.exit(main(['baseline', 'b-pc', 'x.csv', '--out', 'y.npz']))")
+    result = _python(
+        "import sys; sys.modules['jspgfn_baselines'] = None\n"
+        "from jspgfn.cli import main; sys.exit(main(['baseline', 'b-pc', 'x.csv', '--out', 'y.npz']))"
+    )
     assert result.returncode == 2
-    assert result.stderr.strip() == ("jspgfn: error: baseline 'b-pc' needs the jspgfn-baselines package, which is "
-                                     "not installed: pip install -e baselines (from a jspgfn checkout; "
-                                     "`make setup` installs it)")
+    assert result.stderr.strip() == (
+        "jspgfn: error: baseline 'b-pc' needs the jspgfn-baselines package, which is "
+        "not installed: pip install -e baselines (from a jspgfn checkout; "
+        "`make setup` installs it)"
+    )

@@ -38,12 +38,18 @@ def test_noise_variance_over_many_seeds(model_name):
     r = np.concatenate(residuals).ravel()  # 60,000 draws
     assert abs(r.mean()) < 4 * 0.1 / np.sqrt(r.size)
     # Var of the sample variance of n normals: 2 sigma^4 / (n - 1).
-    assert abs(r.var() - 0.01) < 4 * np.sqrt(2 * 0.01 ** 2 / (r.size - 1))
+    assert abs(r.var() - 0.01) < 4 * np.sqrt(2 * 0.01**2 / (r.size - 1))
 
 
 def test_linear_weights_standard_normal_over_seeds():
-    weights = np.concatenate([np.asarray(generate("er2", "linear", 8, 2, 0, seed=s).meta["theta"])[
-        generate("er2", "linear", 8, 2, 0, seed=s).graph == 1] for s in range(150)])
+    weights = np.concatenate(
+        [
+            np.asarray(generate("er2", "linear", 8, 2, 0, seed=s).meta["theta"])[
+                generate("er2", "linear", 8, 2, 0, seed=s).graph == 1
+            ]
+            for s in range(150)
+        ]
+    )
     assert weights.size > 1000
     assert abs(weights.mean()) < 4 / np.sqrt(weights.size)
     assert abs(weights.var() - 1) < 4 * np.sqrt(2 / weights.size)
@@ -63,6 +69,7 @@ def test_interventions_set_values_and_mask():
 
 def test_generate_rejects_bad_arguments():
     from jspgfn.errors import JspgfnError
+
     with pytest.raises(JspgfnError, match="graph kind"):
         generate("sf2", "linear", 5)
     with pytest.raises(JspgfnError, match="data model"):
@@ -126,16 +133,37 @@ def test_cli_malformed_csv_one_line_error_no_output(tmp_path, case, capsys):
 
 def test_cli_subprocess_exit_status(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "jspgfn.cli", "generate", "--d", "1", "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jspgfn.cli", "generate", "--d", "1", "--out", str(out)], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "at least 2 variables" in proc.stderr and not out.exists()
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_cli_generate_writes_dataset(tmp_path):
     out = tmp_path / "ds"
-    assert cli.main(["generate", "--graph", "er2", "--model", "mlp", "--d", "6", "--n", "30",
-                     "--n-test", "10", "--seed", "4", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "generate",
+                "--graph",
+                "er2",
+                "--model",
+                "mlp",
+                "--d",
+                "6",
+                "--n",
+                "30",
+                "--n-test",
+                "10",
+                "--seed",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     ds = load_dataset(out)
     assert ds.train.shape == (30, 6) and ds.test.shape == (10, 6)
     meta = json.loads((out / "meta.json").read_text())

@@ -9,12 +9,20 @@ import scipy.optimize
 import scipy.stats
 from scipy.special import logsumexp
 
-from jspgfn_baselines import fit_baseline
 from jspgfn.errors import DataError, JspgfnError
-from jspgfn.exact import (compute_exact_posterior, load_exact, log_marginal_likelihood_local, log_posterior_theta,
-                          posterior_theta, sample_exact, sample_posterior_theta, save_exact)
+from jspgfn.exact import (
+    compute_exact_posterior,
+    load_exact,
+    log_marginal_likelihood_local,
+    log_posterior_theta,
+    posterior_theta,
+    sample_exact,
+    sample_posterior_theta,
+    save_exact,
+)
 from jspgfn.generate import generate
 from jspgfn.models import LinearGaussian, MLPGaussian, get_graph_prior
+from jspgfn_baselines import fit_baseline
 
 # A model unlike the data's (noise variance 0.01, N(0, 1) weights) so that every hyper-parameter matters.
 MODEL = LinearGaussian(obs_var=0.05, prior_mean=0.3, prior_var=0.5)
@@ -36,6 +44,7 @@ def _normalised(log_joint):
 
 # --------------------------------------------------------------- (a) numerical integration
 
+
 def _log_integral(model, x, node, parents):
     """log of the integral over theta_pa of P(x_j | x_pa, theta) P(theta) on a quadrature grid.
 
@@ -47,8 +56,9 @@ def _log_integral(model, x, node, parents):
 
     def log_joint(theta):  # theta [..., k]
         mean = theta @ a.T  # [..., N]
-        return (scipy.stats.norm.logpdf(y, mean, sd).sum(-1)
-                + scipy.stats.norm.logpdf(theta, model.prior_mean, prior_sd).sum(-1))
+        return scipy.stats.norm.logpdf(y, mean, sd).sum(-1) + scipy.stats.norm.logpdf(
+            theta, model.prior_mean, prior_sd
+        ).sum(-1)
 
     if not parents:
         return log_joint(np.zeros(0))
@@ -58,8 +68,12 @@ def _log_integral(model, x, node, parents):
     hessian = np.empty((k, k))
     for i, j in itertools.product(range(k), repeat=2):
         ei, ej = np.eye(k)[i] * h, np.eye(k)[j] * h
-        hessian[i, j] = (log_joint(mode + ei + ej) - log_joint(mode + ei - ej)
-                         - log_joint(mode - ei + ej) + log_joint(mode - ei - ej)) / (4 * h * h)
+        hessian[i, j] = (
+            log_joint(mode + ei + ej)
+            - log_joint(mode + ei - ej)
+            - log_joint(mode - ei + ej)
+            + log_joint(mode - ei - ej)
+        ) / (4 * h * h)
     scale = np.linalg.cholesky(np.linalg.inv(-hessian))
     axis = np.linspace(-9.0, 9.0, 181)
     grid = np.stack(np.meshgrid(*([axis] * k), indexing="ij"), axis=-1).reshape(-1, k)
@@ -78,6 +92,7 @@ def test_posterior_over_graphs_matches_numerical_integration_d3():
 
 
 # --------------------------------------------------------------- (b) independent implementation
+
 
 def _reachable(graph, i, j):
     stack, seen = [i], set()
@@ -110,8 +125,10 @@ def test_posterior_over_graphs_matches_scipy_multivariate_normal_d4():
             cov = MODEL.obs_var * np.eye(len(x)) + MODEL.prior_var * a @ a.T
             local[j, pa] = scipy.stats.multivariate_normal(MODEL.prior_mean * a.sum(1), cov).logpdf(x[:, j])
     p = 4 / 6  # expected edges d over d (d - 1) / 2 pairs
-    log_joint = [sum(local[j, tuple(np.nonzero(g[:, j])[0])] for j in range(d)) + g.sum() * math.log(p / (1 - p))
-                 for g in posterior.graphs]
+    log_joint = [
+        sum(local[j, tuple(np.nonzero(g[:, j])[0])] for j in range(d)) + g.sum() * math.log(p / (1 - p))
+        for g in posterior.graphs
+    ]
     expected = _normalised(log_joint)
 
     graphs = posterior.graphs
@@ -134,6 +151,7 @@ def test_posterior_over_graphs_matches_scipy_multivariate_normal_d4():
 
 
 # --------------------------------------------------------------- (c) posterior over theta
+
 
 def _log_lik_and_prior(model, x, graph, theta):
     sd, prior_sd = math.sqrt(model.obs_var), math.sqrt(model.prior_var)
@@ -195,6 +213,7 @@ def test_posterior_samples_have_the_posterior_moments():
 
 # --------------------------------------------------------------- (d) interventions
 
+
 def test_interventions_drop_rows_of_the_intervened_node():
     dataset = _dataset(4, 60, seed=8, interventional_fraction=0.3)
     x, interventions = dataset.train, dataset.train_interventions
@@ -206,7 +225,8 @@ def test_interventions_drop_rows_of_the_intervened_node():
         keep = interventions[:, j] == 0
         pa = np.nonzero(graph[:, j])[0]
         assert log_marginal_likelihood_local(MODEL, x, j, pa, interventions) == pytest.approx(
-            log_marginal_likelihood_local(MODEL, x[keep], j, pa), abs=1e-9)
+            log_marginal_likelihood_local(MODEL, x[keep], j, pa), abs=1e-9
+        )
         kept_means, kept_covs = posterior_theta(MODEL, x[keep], graph)
         np.testing.assert_allclose(means[j], kept_means[j], atol=1e-12)
         np.testing.assert_allclose(covs[j], kept_covs[j], atol=1e-12)
@@ -215,6 +235,7 @@ def test_interventions_drop_rows_of_the_intervened_node():
 
 
 # --------------------------------------------------------------- (e-f) sizes and models
+
 
 def test_d5_posterior_is_a_distribution_with_consistent_features():
     dataset = _dataset(5, 100, seed=0)
@@ -240,6 +261,7 @@ def test_nonlinear_model_is_refused():
 
 
 # --------------------------------------------------------------- (g) files
+
 
 def test_save_load_round_trip_and_bad_files(tmp_path):
     dataset = _dataset(3, 30, seed=2)
@@ -267,6 +289,7 @@ def test_save_load_round_trip_and_bad_files(tmp_path):
 
 
 # --------------------------------------------------------------- sampler and baseline registry
+
 
 def test_sample_exact_draws_graphs_with_the_posterior_probabilities():
     dataset = _dataset(3, 20, seed=4)
@@ -297,13 +320,20 @@ def test_exact_baseline_through_the_registry():
     np.testing.assert_array_equal(samples.theta, again.theta)
 
 
-@pytest.mark.parametrize("name, model, params, message", [
-    ("nope", "lingauss-diag", {}, r"unknown baseline 'nope': choose one of .*exact"),
-    ("exact", "mlp-gauss", {}, r"supports only the likelihood model\(s\) lingauss, not 'mlp-gauss'"),
-    ("exact", "lingauss-diag", {"steps": 3},
-     r"parameter steps: unknown parameter of baseline 'exact' \(valid: graph_prior, hidden, num_samples"),
-    ("exact", "lingauss", {"num_samples": 0}, "parameter num_samples: 0 is less than the minimum of 1"),
-])
+@pytest.mark.parametrize(
+    "name, model, params, message",
+    [
+        ("nope", "lingauss-diag", {}, r"unknown baseline 'nope': choose one of .*exact"),
+        ("exact", "mlp-gauss", {}, r"supports only the likelihood model\(s\) lingauss, not 'mlp-gauss'"),
+        (
+            "exact",
+            "lingauss-diag",
+            {"steps": 3},
+            r"parameter steps: unknown parameter of baseline 'exact' \(valid: graph_prior, hidden, num_samples",
+        ),
+        ("exact", "lingauss", {"num_samples": 0}, "parameter num_samples: 0 is less than the minimum of 1"),
+    ],
+)
 def test_baseline_registry_errors(name, model, params, message):
     with pytest.raises(JspgfnError, match=message):
         fit_baseline(name, _dataset(3, 10, seed=0), model, 0, **params)

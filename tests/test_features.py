@@ -33,12 +33,9 @@ def test_collider_makes_co_parents_neighbours_in_the_blanket():
 def test_weighted_graphs_give_exact_fractions():
     graphs = np.stack([CHAIN, COLLIDER])
     weights = np.array([0.25, 0.75])
-    np.testing.assert_allclose(edge_features(graphs, weights),
-                               [[0, 0.25, 0.75], [0, 0, 1.0], [0, 0, 0]])
-    np.testing.assert_allclose(path_features(graphs, weights),
-                               [[0, 0.25, 1.0], [0, 0, 1.0], [0, 0, 0]])
-    np.testing.assert_allclose(markov_features(graphs, weights),
-                               [[0, 1.0, 0.75], [1.0, 0, 1.0], [0.75, 1.0, 0]])
+    np.testing.assert_allclose(edge_features(graphs, weights), [[0, 0.25, 0.75], [0, 0, 1.0], [0, 0, 0]])
+    np.testing.assert_allclose(path_features(graphs, weights), [[0, 0.25, 1.0], [0, 0, 1.0], [0, 0, 0]])
+    np.testing.assert_allclose(markov_features(graphs, weights), [[0, 1.0, 0.75], [1.0, 0, 1.0], [0.75, 1.0, 0]])
     # Unnormalised weights are normalised; no weights means uniform.
     np.testing.assert_allclose(edge_features(graphs, weights * 8), edge_features(graphs, weights))
     np.testing.assert_allclose(edge_features(graphs), edge_features(graphs, [1, 1]))

@@ -17,8 +17,10 @@ def _random_rollout(d, batch, steps, seed, max_parents=None):
     step = jax.jit(envlib.step)
     for _ in range(steps):
         mask = np.asarray(envlib.action_mask(state, max_parents))
-        actions = np.array([rng.choice(np.flatnonzero(m[:-1])) if m[:-1].any() and rng.random() < 0.9
-                            else d * d for m in mask], dtype=np.int32)
+        actions = np.array(
+            [rng.choice(np.flatnonzero(m[:-1])) if m[:-1].any() and rng.random() < 0.9 else d * d for m in mask],
+            dtype=np.int32,
+        )
         state, _ = step(state, jnp.asarray(actions))
         yield state
 

@@ -13,15 +13,11 @@ from jspgfn.gflownet.networks import NetConfig, make_network
 from jspgfn.models import get_model
 
 D = 4
-GRAPH = np.array([[0, 1, 1, 0],
-                  [0, 0, 1, 1],
-                  [0, 0, 0, 0],
-                  [0, 0, 0, 0]], np.uint8)  # K = 4 edges: 24 orders
+GRAPH = np.array([[0, 1, 1, 0], [0, 0, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], np.uint8)  # K = 4 edges: 24 orders
 
 
 def _setup():
-    net = make_network(NetConfig(embed_dim=16, mlp_hidden=16, theta_hidden=16, num_heads=2, key_size=8),
-                       D)
+    net = make_network(NetConfig(embed_dim=16, mlp_hidden=16, theta_hidden=16, num_heads=2, key_size=8), D)
     params = net.init(jax.random.PRNGKey(0), jnp.zeros((1, D, D), jnp.uint8))
     # sharpen the policy so that trajectories differ a lot in probability
     params = jax.tree_util.tree_map(lambda p: 3.0 * p, params)

@@ -71,8 +71,9 @@ def test_full_covariance_density_matches_marginal_gaussian():
     d = 4
     graphs = jnp.asarray(_graphs(d, seed=3))
     model, net, params = _net("lingauss-full", d)
-    params = jax.tree_util.tree_map(lambda p: p + 0.05 * jax.random.normal(jax.random.PRNGKey(2), p.shape),
-                                    params)  # non-zero off-diagonal factor
+    params = jax.tree_util.tree_map(
+        lambda p: p + 0.05 * jax.random.normal(jax.random.PRNGKey(2), p.shape), params
+    )  # non-zero off-diagonal factor
     out = net.apply(params, graphs)
     mask = policy.node_mask_of(model, graphs)
     theta = policy.sample_theta(jax.random.PRNGKey(4), out, mask, 2)
@@ -117,7 +118,8 @@ def test_loss_and_grads_finite_with_empty_graph(model_name, penalty):
     cfg = LossConfig(num_theta_samples=3, penalty=penalty)
     prior = get_graph_prior("uniform", d)
     (loss, metrics), grads = jax.value_and_grad(subtb_loss, has_aux=True)(
-        params, net.apply, model, prior, graphs, actions, jax.random.PRNGKey(0), x, 20, cfg)
+        params, net.apply, model, prior, graphs, actions, jax.random.PRNGKey(0), x, 20, cfg
+    )
     assert np.isfinite(float(loss))
     assert all(np.all(np.isfinite(np.asarray(g))) for g in jax.tree_util.tree_leaves(grads))
     if penalty:
@@ -143,8 +145,14 @@ def test_linear_fast_log_reward_matches_model():
     fast = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x[:10], 30))
     for b in range(graphs.shape[0]):
         for s in range(2):
-            ref = log_reward(model, prior, model.from_node_params(theta_nodes[b, s]),
-                             graphs[b].astype(jnp.float32), x[:10], num_total=30)
+            ref = log_reward(
+                model,
+                prior,
+                model.from_node_params(theta_nodes[b, s]),
+                graphs[b].astype(jnp.float32),
+                x[:10],
+                num_total=30,
+            )
             np.testing.assert_allclose(fast[b, s], float(ref), rtol=1e-4)
 
 
@@ -171,7 +179,8 @@ def test_log_reward_leaves_out_intervened_entries():
     with_int = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x, 12, interventions))
     without = np.asarray(log_rewards(model, prior, theta_nodes, graphs, x, 12))
     for b in range(graphs.shape[0]):
-        ref = log_reward(model, prior, model.from_node_params(theta_nodes[b, 0]), graphs[b].astype(jnp.float32),
-                         x, interventions)
+        ref = log_reward(
+            model, prior, model.from_node_params(theta_nodes[b, 0]), graphs[b].astype(jnp.float32), x, interventions
+        )
         np.testing.assert_allclose(with_int[b, 0], float(ref), rtol=1e-4)
     assert np.all(with_int != without)

@@ -18,9 +18,19 @@ from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.train import train
 from jspgfn.graphs import enumerate_dags
 
-CONFIG = {"num_iterations": 1500, "iterations_per_dispatch": 250, "prefill": 200, "num_envs": 8,
-          "batch_size": 64, "num_theta_samples": 4, "embed_dim": 64, "mlp_hidden": 64, "theta_hidden": 64,
-          "warmup": 50, "checkpoint_every_seconds": 1e9}
+CONFIG = {
+    "num_iterations": 1500,
+    "iterations_per_dispatch": 250,
+    "prefill": 200,
+    "num_envs": 8,
+    "batch_size": 64,
+    "num_theta_samples": 4,
+    "embed_dim": 64,
+    "mlp_hidden": 64,
+    "theta_hidden": 64,
+    "warmup": 50,
+    "checkpoint_every_seconds": 1e9,
+}
 TOLERANCE = 0.08  # max |edge marginal error|; Monte Carlo error alone is < 0.03 (3000 samples)
 
 
@@ -53,13 +63,14 @@ def test_edge_marginals_match_exact_posterior(tmp_path, monkeypatch, objective):
         monkeypatch.setattr(losslib, "uniform_log_pb", lambda num_edges_next: -correct(num_edges_next))
     ds = generate("er1", "linear", 3, 20, 10, 2)
     exact = exact_edge_marginals(ds.train)
-    trainer, state, _ = train(ds, "lingauss-diag", "quick", 0, tmp_path / "run", overrides=CONFIG,
-                              progress=False)
+    trainer, state, _ = train(ds, "lingauss-diag", "quick", 0, tmp_path / "run", overrides=CONFIG, progress=False)
     graphs = sample_graphs(trainer.network.apply, state.params, jax.random.PRNGKey(0), 3000, 3)
     approx = graphs.mean(axis=0)
     err = np.abs(approx - exact).max()
-    print(f"{objective}: exact {np.round(exact, 3).tolist()}\napprox {np.round(approx, 3).tolist()}\n"
-          f"max error {err:.3f} (tolerance {TOLERANCE})")
+    print(
+        f"{objective}: exact {np.round(exact, 3).tolist()}\napprox {np.round(approx, 3).tolist()}\n"
+        f"max error {err:.3f} (tolerance {TOLERANCE})"
+    )
     if objective == "correct":
         assert err < TOLERANCE
     else:

@@ -11,15 +11,41 @@ from jspgfn.errors import JspgfnError
 from jspgfn.gflownet.train import train
 from jspgfn.samples import load_samples
 
-TINY = {"num_iterations": 20, "iterations_per_dispatch": 10, "prefill": 20, "batch_size": 8,
-        "num_envs": 2, "num_theta_samples": 2, "replay_capacity": 500, "checkpoint_every_seconds": 1e9}
+TINY = {
+    "num_iterations": 20,
+    "iterations_per_dispatch": 10,
+    "prefill": 20,
+    "batch_size": 8,
+    "num_envs": 2,
+    "num_theta_samples": 2,
+    "replay_capacity": 500,
+    "checkpoint_every_seconds": 1e9,
+}
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("data") / "d4"
-    assert cli_main(["generate", "--graph", "er1", "--model", "linear", "--d", "4", "--n", "30",
-                     "--seed", "3", "--out", str(path)]) == 0
+    assert (
+        cli_main(
+            [
+                "generate",
+                "--graph",
+                "er1",
+                "--model",
+                "linear",
+                "--d",
+                "4",
+                "--n",
+                "30",
+                "--seed",
+                "3",
+                "--out",
+                str(path),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -33,8 +59,9 @@ def test_same_seed_same_result_and_resume(data_dir, tmp_path):
     for x, y in zip(_leaves(a), _leaves(b)):
         np.testing.assert_array_equal(x, y)
     # interrupted after the first dispatch (a checkpoint on a scan boundary), then resumed
-    _, c1, info_c1 = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=TINY,
-                           progress=False, max_iterations=10)
+    _, c1, info_c1 = train(
+        data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=TINY, progress=False, max_iterations=10
+    )
     assert info_c1["iteration"] == 10 and not info_c1["finished"]
     assert info_c1["stop_reason"] == "max iterations"
     _, c, info_c = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=TINY, progress=False)
@@ -46,23 +73,47 @@ def test_same_seed_same_result_and_resume(data_dir, tmp_path):
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(a), _leaves(d)))
 
 
-EXPECTED = {"lingauss-diag": ("lingauss", "diag"), "lingauss-full": ("lingauss", "full"),
-            "mlp-gauss": ("mlp-gauss", "diag")}
+EXPECTED = {
+    "lingauss-diag": ("lingauss", "diag"),
+    "lingauss-full": ("lingauss", "full"),
+    "mlp-gauss": ("mlp-gauss", "diag"),
+}
 
 
 @pytest.mark.parametrize("model", sorted(EXPECTED))
 def test_cli_train_and_sample(data_dir, tmp_path, model):
     run = tmp_path / "run"
     sets = sum((["--set", f"{k}={v}"] for k, v in TINY.items()), [])
-    assert cli_main(["train", str(data_dir), "--model", model, "--preset", "smoke", "--seed", "0",
-                     "--no-progress", "--out", str(run)] + sets) == 0
+    assert (
+        cli_main(
+            [
+                "train",
+                str(data_dir),
+                "--model",
+                model,
+                "--preset",
+                "smoke",
+                "--seed",
+                "0",
+                "--no-progress",
+                "--out",
+                str(run),
+            ]
+            + sets
+        )
+        == 0
+    )
     for name in ("config.json", "provenance.json", "checkpoint.npz", "metrics.jsonl"):
         assert (run / name).is_file()
     config = json.loads((run / "config.json").read_text())
     assert config["seed"] == 0 and (config["model"], config["family"]) == EXPECTED[model]
     out = tmp_path / "samples.npz"
-    assert cli_main(["sample", str(run), "--num", "16", "--log-pt", "--beam-size", "4", "--mc-samples", "4",
-                     "--out", str(out)]) == 0
+    assert (
+        cli_main(
+            ["sample", str(run), "--num", "16", "--log-pt", "--beam-size", "4", "--mc-samples", "4", "--out", str(out)]
+        )
+        == 0
+    )
     s = load_samples(out)
     assert s.graphs.shape == (16, 4, 4) and s.share_cyclic() == 0.0
     assert s.metadata["method"] == "jspgfn"
@@ -106,14 +157,22 @@ def test_cli_time_limit_stops_with_status_3_and_resumes(data_dir, tmp_path, caps
     """--time-limit/--max-iterations stop an unfinished run with exit status 3; the same command
     again finishes it with the checkpoint and samples of an uninterrupted run."""
     sets = sum((["--set", f"{k}={v}"] for k, v in TINY.items()), [])
-    base = ["train", str(data_dir), "--model", "lingauss-diag", "--preset", "smoke", "--seed", "0",
-            "--no-progress"] + sets
+    base = [
+        "train",
+        str(data_dir),
+        "--model",
+        "lingauss-diag",
+        "--preset",
+        "smoke",
+        "--seed",
+        "0",
+        "--no-progress",
+    ] + sets
     cut, whole = tmp_path / "cut", tmp_path / "whole"
     # A tiny limit: stop after the first chunk (10 iterations).
     assert cli_main(base + ["--out", str(cut), "--time-limit", "1e-6"]) == 3
     err = capsys.readouterr().err
-    assert ("jspgfn: stopped at iteration 10 of 20 (time limit); run the same command again to resume"
-            in err)
+    assert "jspgfn: stopped at iteration 10 of 20 (time limit); run the same command again to resume" in err
     assert cli_main(base + ["--out", str(cut), "--max-iterations", "10"]) == 3  # at iteration 10 already
     assert "stopped at iteration 10 of 20 (max iterations)" in capsys.readouterr().err
     config = (cut / "config.json").read_text()
@@ -138,8 +197,8 @@ def test_minibatch_rewards_and_penalty_run(data_dir, tmp_path):
     _, state, info = train(data_dir, "mlp-gauss", "smoke", 0, tmp_path / "mb", overrides=over, progress=False)
     assert info["iteration"] == 20
     assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(state.params))
-    lines = [json.loads(l) for l in (tmp_path / "mb" / "metrics.jsonl").read_text().splitlines()]
-    assert all(np.isfinite(l["loss"]) for l in lines)
+    rows = [json.loads(line) for line in (tmp_path / "mb" / "metrics.jsonl").read_text().splitlines()]
+    assert all(np.isfinite(row["loss"]) for row in rows)
 
 
 def test_interventional_data_trains_and_is_part_of_the_run_identity(tmp_path):
@@ -149,8 +208,9 @@ def test_interventional_data_trains_and_is_part_of_the_run_identity(tmp_path):
 
     ds = generate("er1", "linear", 4, 40, 0, seed=5, interventional_fraction=0.3)
     write_dataset(tmp_path / "int", ds)
-    _, state, info = train(tmp_path / "int", "lingauss-diag", "smoke", 0, tmp_path / "run", overrides=TINY,
-                           progress=False)
+    _, state, info = train(
+        tmp_path / "int", "lingauss-diag", "smoke", 0, tmp_path / "run", overrides=TINY, progress=False
+    )
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert info["iteration"] == 20 and config["interventional"] is True
     (tmp_path / "int" / "train_interventions.csv").unlink()
@@ -184,10 +244,17 @@ def test_fit_has_the_interface_of_the_baselines(data_dir, tmp_path):
     from jspgfn.dataset import load_dataset
     from jspgfn.gflownet.method import CAPABILITIES, fit
 
-    samples = fit(load_dataset(data_dir), "lingauss", 0, family="full", preset="smoke", num_samples=12,
-                  overrides=TINY, run_dir=tmp_path / "run")
+    samples = fit(
+        load_dataset(data_dir),
+        "lingauss",
+        0,
+        family="full",
+        preset="smoke",
+        num_samples=12,
+        overrides=TINY,
+        run_dir=tmp_path / "run",
+    )
     assert samples.graphs.shape == (12, 4, 4) and samples.share_cyclic() == 0.0
     assert samples.metadata["display_name"] == "JSP-GFN (full)" and samples.metadata["iterations"] == 20
     assert (tmp_path / "run" / "checkpoint.npz").is_file()  # the run folder is kept when one is given
-    assert set(CAPABILITIES) == {"joint", "nonlinear", "dag_support", "discrete", "max_parents", "sampler",
-                                 "minibatch"}
+    assert set(CAPABILITIES) == {"joint", "nonlinear", "dag_support", "discrete", "max_parents", "sampler", "minibatch"}

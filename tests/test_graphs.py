@@ -65,7 +65,9 @@ def test_er_node_order_is_random():
 def test_shd_hand_cases():
     chain = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])
     assert graphs.shd(chain, chain) == 0
-    reversed_one = chain.copy(); reversed_one[0, 1] = 0; reversed_one[1, 0] = 1
+    reversed_one = chain.copy()
+    reversed_one[0, 1] = 0
+    reversed_one[1, 0] = 1
     assert graphs.shd(reversed_one, chain) == 1
     assert graphs.shd(np.zeros((3, 3)), chain) == 2
     full = np.triu(np.ones((3, 3)), 1)
@@ -75,7 +77,8 @@ def test_shd_hand_cases():
 
 def test_markov_blanket_hand_case():
     # 0 -> 2 <- 1, 2 -> 3: MB(0) = {1 (co-parent), 2}; MB(3) = {2}.
-    a = np.zeros((4, 4), np.uint8); a[0, 2] = a[1, 2] = a[2, 3] = 1
+    a = np.zeros((4, 4), np.uint8)
+    a[0, 2] = a[1, 2] = a[2, 3] = 1
     mb = graphs.markov_blanket(a)
     assert set(np.nonzero(mb[:, 0])[0]) == {1, 2}
     assert set(np.nonzero(mb[:, 3])[0]) == {2}
@@ -83,7 +86,8 @@ def test_markov_blanket_hand_case():
 
 
 def test_topological_order_and_cycle():
-    a = np.zeros((3, 3), np.uint8); a[2, 0] = a[0, 1] = 1
+    a = np.zeros((3, 3), np.uint8)
+    a[2, 0] = a[0, 1] = 1
     assert graphs.topological_order(a) == [2, 0, 1]
     a[1, 2] = 1
     with pytest.raises(ValueError, match="cycle"):
@@ -97,15 +101,18 @@ def test_valid_actions_match_brute_force():
         a = random_dag(rng, d)
         mask = np.asarray(graphs.valid_actions_jax(jnp.asarray(a), jnp.asarray(graphs.transitive_closure(a))))
         for i, j in itertools.product(range(d), repeat=2):
-            b = a.copy(); b[i, j] = 1
+            b = a.copy()
+            b[i, j] = 1
             expected = i != j and a[i, j] == 0 and bool(graphs.is_dag(b))
             assert mask[i, j] == expected, (a, i, j)
 
 
 def test_valid_actions_max_parents():
-    a = np.zeros((4, 4), np.uint8); a[0, 3] = a[1, 3] = 1
-    mask = np.asarray(graphs.valid_actions_jax(jnp.asarray(a), jnp.asarray(graphs.transitive_closure(a)),
-                                              max_parents=2))
+    a = np.zeros((4, 4), np.uint8)
+    a[0, 3] = a[1, 3] = 1
+    mask = np.asarray(
+        graphs.valid_actions_jax(jnp.asarray(a), jnp.asarray(graphs.transitive_closure(a)), max_parents=2)
+    )
     assert not mask[:, 3].any()
     assert mask[3, 2]
 
@@ -120,6 +127,7 @@ def test_update_closure_matches_recomputation():
         if not mask.any():
             continue
         i, j = [int(v) for v in np.argwhere(mask)[rng.integers(mask.sum())]]
-        b = a.copy(); b[i, j] = 1
+        b = a.copy()
+        b[i, j] = 1
         updated = np.asarray(graphs.update_closure_jax(jnp.asarray(closure), i, j))
         np.testing.assert_array_equal(updated, graphs.transitive_closure(b))

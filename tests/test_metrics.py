@@ -31,9 +31,12 @@ def setting():
 
 
 def _samples(graphs, theta, model="lingauss", log_weights=None, **metadata):
-    return PosteriorSamples(graphs=np.asarray(graphs, dtype=np.uint8), theta=np.asarray(theta, dtype=np.float64),
-                            metadata={"method": "test", "model": model, "seed": 1, **metadata},
-                            log_weights=log_weights)
+    return PosteriorSamples(
+        graphs=np.asarray(graphs, dtype=np.uint8),
+        theta=np.asarray(theta, dtype=np.float64),
+        metadata={"method": "test", "model": model, "seed": 1, **metadata},
+        log_weights=log_weights,
+    )
 
 
 def _monte_carlo_rmse(probabilities, num):
@@ -43,6 +46,7 @@ def _monte_carlo_rmse(probabilities, num):
 
 
 # --------------------------------------------------------------- features
+
 
 def test_identification_and_timing(setting):
     dataset, _, _, metrics = setting
@@ -80,6 +84,7 @@ def test_constant_features_give_a_null_pearson_with_a_note(setting):
 
 # --------------------------------------------------------------- theta
 
+
 def _entropy(covs, graph):
     """Entropy of P(theta | G, D): sum over nodes of 0.5 (k log(2 pi e) + log det Cov_pa)."""
     total = 0.0
@@ -105,8 +110,9 @@ def test_theta_cross_entropy_is_the_posterior_entropy_for_exact_samples(setting)
 
 def test_theta_cross_entropy_uses_the_exact_posteriors_model(setting):
     dataset, posterior, samples, _ = setting
-    other = PosteriorSamples(samples.graphs[:50], samples.theta[:50],
-                             {**samples.metadata, "model_kwargs": {"obs_var": 0.02}})
+    other = PosteriorSamples(
+        samples.graphs[:50], samples.theta[:50], {**samples.metadata, "model_kwargs": {"obs_var": 0.02}}
+    )
     metrics = evaluate(other, dataset, posterior)
     expected = -np.mean(log_posterior_theta(MODEL, dataset.train, other.graphs, other.theta))
     assert metrics["theta_cross_entropy"] == pytest.approx(expected, rel=1e-12)
@@ -115,6 +121,7 @@ def test_theta_cross_entropy_uses_the_exact_posteriors_model(setting):
 
 
 # --------------------------------------------------------------- held-out likelihood
+
 
 def _direct_log_likelihood(dataset, mean):
     logp = scipy.stats.norm.logpdf(dataset.test, mean, 0.1)
@@ -138,8 +145,9 @@ def test_weighted_predictive_nll_is_a_log_mean_exp():
     graph, theta = dataset.graph, np.array(dataset.meta["theta"])
     other = theta * 0.9
     weights = np.array([0.3, 0.7])
-    metrics = evaluate(_samples(np.stack([graph, graph]), np.stack([theta, other]), log_weights=np.log(weights)),
-                       dataset)
+    metrics = evaluate(
+        _samples(np.stack([graph, graph]), np.stack([theta, other]), log_weights=np.log(weights)), dataset
+    )
     logliks = np.array([_direct_log_likelihood(dataset, dataset.test @ (graph * t)) for t in (theta, other)])
     assert metrics["nll_expected"] == pytest.approx(-weights @ logliks, rel=1e-12)
     top = logliks.max()
@@ -162,6 +170,7 @@ def test_wrong_theta_shape_is_refused():
 
 
 # --------------------------------------------------------------- true graph
+
 
 def _graph(edges, d=3):
     g = np.zeros((d, d), dtype=np.uint8)
@@ -190,6 +199,7 @@ def test_auroc_is_null_for_an_empty_true_graph():
 
 # --------------------------------------------------------------- log P_T against log R
 
+
 def test_ransac_recovers_a_slope_despite_outliers():
     rng = np.random.default_rng(0)
     log_r = rng.uniform(-100, 0, size=300)
@@ -206,12 +216,12 @@ def test_log_pt_slope_uses_the_reward_computed_from_the_data(setting):
     x = dataset.train
     # log R = log P(D | G, theta) + log P(theta | G) (uniform graph prior), computed here with scipy.
     mean = np.einsum("ni,kij->knj", x, samples.graphs * samples.theta)
-    log_r = (scipy.stats.norm.logpdf(x[None], mean, 0.1).sum(axis=(1, 2))
-             + (scipy.stats.norm.logpdf(samples.theta) * samples.graphs).sum(axis=(1, 2)))
+    log_r = scipy.stats.norm.logpdf(x[None], mean, 0.1).sum(axis=(1, 2)) + (
+        scipy.stats.norm.logpdf(samples.theta) * samples.graphs
+    ).sum(axis=(1, 2))
     log_pt = 0.8 * log_r + 2.0
     log_pt[::10] -= 30.0
-    samples = PosteriorSamples(samples.graphs, samples.theta, samples.metadata,
-                               extras={"log_prob_terminating": log_pt})
+    samples = PosteriorSamples(samples.graphs, samples.theta, samples.metadata, extras={"log_prob_terminating": log_pt})
     metrics = evaluate(samples, dataset)
     assert metrics["log_pt_slope"] == pytest.approx(0.8, abs=1e-6)
     assert metrics["log_pt_intercept"] == pytest.approx(2.0, abs=1e-3)
@@ -220,13 +230,24 @@ def test_log_pt_slope_uses_the_reward_computed_from_the_data(setting):
 
 # --------------------------------------------------------------- aggregate
 
+
 def test_aggregate_writes_one_row_per_file_and_names_a_missing_file(tmp_path):
     paths = []
     for seed in range(3):
         path = tmp_path / f"run{seed}" / "metrics.json"
         path.parent.mkdir()
-        path.write_text(json.dumps({"edge_rmse": 0.1 * seed, "method": "exact", "seed": seed, "model": "lingauss",
-                                    "notes": ["a note"], "auroc": None}))
+        path.write_text(
+            json.dumps(
+                {
+                    "edge_rmse": 0.1 * seed,
+                    "method": "exact",
+                    "seed": seed,
+                    "model": "lingauss",
+                    "notes": ["a note"],
+                    "auroc": None,
+                }
+            )
+        )
         paths.append(path)
     table = aggregate_metrics(paths, tmp_path / "out" / "table.csv")
     assert len(table) == 3 and list(table.columns[:4]) == ["method", "model", "seed", "metrics_file"]

@@ -24,8 +24,8 @@ def direct_mlp_mean(theta, graph, x, hidden=5):
     for j in range(d):
         p = theta[j]
         w1 = p[: d * hidden].reshape(d, hidden)
-        b1 = p[d * hidden: d * hidden + hidden]
-        w2 = p[d * hidden + hidden: d * hidden + 2 * hidden]
+        b1 = p[d * hidden : d * hidden + hidden]
+        w2 = p[d * hidden + hidden : d * hidden + 2 * hidden]
         b2 = p[-1]
         inputs = x * graph[:, j]
         out[:, j] = np.maximum(inputs @ w1 + b1, 0) @ w2 + b2
@@ -43,28 +43,36 @@ def test_log_likelihood_matches_direct_computation(model_name):
         mean = direct_mlp_mean(theta, ds.graph, ds.train)
     logp = stats.norm.logpdf(ds.train, mean, 0.1)
     expected = logp[ds.train_interventions == 0].sum()
-    got = model.log_likelihood(jnp.asarray(theta), jnp.asarray(ds.graph, jnp.float32),
-                               jnp.asarray(ds.train), jnp.asarray(ds.train_interventions))
+    got = model.log_likelihood(
+        jnp.asarray(theta),
+        jnp.asarray(ds.graph, jnp.float32),
+        jnp.asarray(ds.train),
+        jnp.asarray(ds.train_interventions),
+    )
     np.testing.assert_allclose(float(got), expected, rtol=1e-5)
 
 
 def test_log_prior_counts_active_parameters_only():
-    graph = np.zeros((4, 4), np.float32); graph[0, 1] = graph[2, 3] = 1
+    graph = np.zeros((4, 4), np.float32)
+    graph[0, 1] = graph[2, 3] = 1
     lin = LinearGaussian()
     theta = np.full((4, 4), 0.5, np.float32)
     assert float(lin.log_prior_theta(jnp.asarray(theta), jnp.asarray(graph))) == pytest.approx(
-        2 * stats.norm.logpdf(0.5), rel=1e-6)
+        2 * stats.norm.logpdf(0.5), rel=1e-6
+    )
     mlp = MLPGaussian()
     theta = np.full(mlp.theta_shape(4), 0.5, np.float32)
     active = 4 * (2 * 5 + 1) + 2 * 5  # biases and second layer everywhere, 2 edges x 5 hidden units
     assert float(mlp.log_prior_theta(jnp.asarray(theta), jnp.asarray(graph))) == pytest.approx(
-        active * stats.norm.logpdf(0.5), rel=1e-5)
+        active * stats.norm.logpdf(0.5), rel=1e-5
+    )
     assert np.asarray(mlp.parameter_mask(graph)).sum() == active
 
 
 def test_sample_prior_zero_off_graph():
     rng = np.random.default_rng(0)
-    graph = np.zeros((3, 3)); graph[0, 2] = 1
+    graph = np.zeros((3, 3))
+    graph[0, 2] = 1
     theta = LinearGaussian().sample_prior(rng, graph)
     assert theta[0, 2] != 0 and np.count_nonzero(theta) == 1
 
@@ -77,8 +85,10 @@ def test_minibatch_log_reward_is_unbiased():
     graph = jnp.asarray(ds.graph, jnp.float32)
     x = np.asarray(ds.train, np.float32)
     full = float(log_reward(model, prior, theta, graph, jnp.asarray(x)))
-    estimates = [float(log_reward(model, prior, theta, graph, jnp.asarray(x[list(rows)]), num_total=6))
-                 for rows in itertools.combinations(range(6), 2)]
+    estimates = [
+        float(log_reward(model, prior, theta, graph, jnp.asarray(x[list(rows)]), num_total=6))
+        for rows in itertools.combinations(range(6), 2)
+    ]
     assert np.mean(estimates) == pytest.approx(full, rel=1e-5)
     assert np.std(estimates) > 0  # a real estimate, not the full reward in disguise
 

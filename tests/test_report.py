@@ -9,8 +9,16 @@ from jspgfn import cli
 from jspgfn.report.summary import format_mean_ci, mean_ci, summarise
 from jspgfn.report.tables import table_d1
 
-PAPER = pd.DataFrame([{"method": "B-PC*", **{f"{f}_{m}{s}": 0.5 for f in ("edge", "path", "markov")
-                                            for m in ("rmse", "pearson") for s in ("", "_ci")}}])
+PAPER = pd.DataFrame(
+    [
+        {
+            "method": "B-PC*",
+            **{
+                f"{f}_{m}{s}": 0.5 for f in ("edge", "path", "markov") for m in ("rmse", "pearson") for s in ("", "_ci")
+            },
+        }
+    ]
+)
 
 
 def metrics_table():
@@ -18,9 +26,15 @@ def metrics_table():
     rows = []
     for label, name in (("b-pc", "B-PC*"), ("exact", "Exact (reference)")):
         for seed in range(5):
-            rows.append({"label": label, "display_name": name, "dataset_seed": seed,
-                         **{f"{f}_{m}": rng.random() for f in ("edge", "path", "markov") for m in ("rmse", "pearson")},
-                         "theta_cross_entropy": rng.normal()})
+            rows.append(
+                {
+                    "label": label,
+                    "display_name": name,
+                    "dataset_seed": seed,
+                    **{f"{f}_{m}": rng.random() for f in ("edge", "path", "markov") for m in ("rmse", "pearson")},
+                    "theta_cross_entropy": rng.normal(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -55,14 +69,51 @@ def test_report_commands_write_files(tmp_path):
     metrics = metrics_table()
     metrics.to_csv(tmp_path / "metrics.csv", index=False)
     PAPER.to_csv(tmp_path / "paper.csv", index=False)
-    features = pd.DataFrame([{"label": "b-pc", "feature": kind, "exact": x, "estimate": x * 0.9}
-                             for kind in ("edge", "path", "markov") for x in np.linspace(0, 1, 20)])
+    features = pd.DataFrame(
+        [
+            {"label": "b-pc", "feature": kind, "exact": x, "estimate": x * 0.9}
+            for kind in ("edge", "path", "markov")
+            for x in np.linspace(0, 1, 20)
+        ]
+    )
     features.to_csv(tmp_path / "features.csv", index=False)
-    assert cli.main(["report", "table-d1", "--metrics", str(tmp_path / "metrics.csv"), "--paper",
-                     str(tmp_path / "paper.csv"), "--out", str(tmp_path / "t")]) == 0
-    assert cli.main(["report", "metrics", "--metrics", str(tmp_path / "metrics.csv"), "--out", str(tmp_path / "m")]) == 0
-    assert cli.main(["report", "features", "--features", str(tmp_path / "features.csv"), "--methods", "b-pc",
-                     "--kinds", "edge", "path", "markov", "--out", str(tmp_path / "f")]) == 0
+    assert (
+        cli.main(
+            [
+                "report",
+                "table-d1",
+                "--metrics",
+                str(tmp_path / "metrics.csv"),
+                "--paper",
+                str(tmp_path / "paper.csv"),
+                "--out",
+                str(tmp_path / "t"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        cli.main(["report", "metrics", "--metrics", str(tmp_path / "metrics.csv"), "--out", str(tmp_path / "m")]) == 0
+    )
+    assert (
+        cli.main(
+            [
+                "report",
+                "features",
+                "--features",
+                str(tmp_path / "features.csv"),
+                "--methods",
+                "b-pc",
+                "--kinds",
+                "edge",
+                "path",
+                "markov",
+                "--out",
+                str(tmp_path / "f"),
+            ]
+        )
+        == 0
+    )
     for name in ("t.csv", "t.tex", "t.pdf", "m.pdf", "m.png", "f.pdf", "f.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert "B-PC" in (tmp_path / "t.tex").read_text()
@@ -74,8 +125,9 @@ def test_report_bad_input_names_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 2 and "metrics.csv: missing column(s) edge_rmse" in err
     assert not list(tmp_path.glob("m.*"))
-    status = cli.main(["report", "features", "--features", str(tmp_path / "nope.csv"), "--methods", "x",
-                       "--out", str(tmp_path / "f")])
+    status = cli.main(
+        ["report", "features", "--features", str(tmp_path / "nope.csv"), "--methods", "x", "--out", str(tmp_path / "f")]
+    )
     assert status == 2 and "nope.csv: file not found" in capsys.readouterr().err
 
 
@@ -89,9 +141,20 @@ def test_capability_table_from_probes_and_runs(tmp_path):
     method = {"kind": "baseline", "name": "b-ges", "display_name": "B-GES*", "params": {"num_bootstrap": 2}}
     probes = probe(method)
     assert probes["nonlinear"][0] is False and "refused the MLP model" in probes["nonlinear"][1]
-    record = {"label": "b-ges", "display_name": "B-GES*",
-              "declared": {"joint": False, "nonlinear": False, "dag_support": True, "discrete": None,
-                           "max_parents": False, "sampler": False, "minibatch": False}, "probes": probes}
+    record = {
+        "label": "b-ges",
+        "display_name": "B-GES*",
+        "declared": {
+            "joint": False,
+            "nonlinear": False,
+            "dag_support": True,
+            "discrete": None,
+            "max_parents": False,
+            "sampler": False,
+            "minibatch": False,
+        },
+        "probes": probes,
+    }
     table = capability_table([record], metrics)
     assert len(table) == 7 and set(table.label) == {"b-ges"}
     cells = table.set_index("capability")
@@ -103,6 +166,10 @@ def test_capability_table_from_probes_and_runs(tmp_path):
     assert shown.loc[0, "method"] == "B-GES*" and shown.loc[0, "Non-linear"] == "✗*"
     assert shown.loc[0, "Discrete obs."] == "?" and shown.loc[0, "Joint G & θ"] == "✗"
     assert shown.loc[0, "DAG support"] == "✓*" and len(numbers) == 7
-    assert cli.main(["report", "table-a1", "--capabilities", str(tmp_path / "capabilities.csv"),
-                     "--out", str(tmp_path / "a1")]) == 0
+    assert (
+        cli.main(
+            ["report", "table-a1", "--capabilities", str(tmp_path / "capabilities.csv"), "--out", str(tmp_path / "a1")]
+        )
+        == 0
+    )
     assert "B-GES" in (tmp_path / "a1.tex").read_text()

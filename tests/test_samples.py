@@ -10,8 +10,13 @@ def make(k=4, d=3):
     graphs = np.zeros((k, d, d), np.uint8)
     graphs[:, 0, 1] = 1
     theta = rng.standard_normal((k, d, d)) * graphs
-    return PosteriorSamples(graphs, theta, {"method": "test", "model": "lingauss", "seed": 0},
-                            log_weights=np.arange(k, dtype=float), extras={"log_prob_terminating": -np.ones(k)})
+    return PosteriorSamples(
+        graphs,
+        theta,
+        {"method": "test", "model": "lingauss", "seed": 0},
+        log_weights=np.arange(k, dtype=float),
+        extras={"log_prob_terminating": -np.ones(k)},
+    )
 
 
 def test_round_trip(tmp_path):
@@ -37,12 +42,15 @@ def test_share_cyclic():
     assert s.share_cyclic() == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize("breakage, message", [
-    (lambda s: setattr(s, "theta", s.theta[:2]), "theta has 2 samples"),
-    (lambda s: setattr(s, "metadata", {"method": "x"}), "metadata lacks model, seed"),
-    (lambda s: s.theta.__setitem__((0, 0, 1), np.nan), "non-finite"),
-    (lambda s: setattr(s, "log_weights", np.zeros(3)), "log_weights must have shape"),
-])
+@pytest.mark.parametrize(
+    "breakage, message",
+    [
+        (lambda s: setattr(s, "theta", s.theta[:2]), "theta has 2 samples"),
+        (lambda s: setattr(s, "metadata", {"method": "x"}), "metadata lacks model, seed"),
+        (lambda s: s.theta.__setitem__((0, 0, 1), np.nan), "non-finite"),
+        (lambda s: setattr(s, "log_weights", np.zeros(3)), "log_weights must have shape"),
+    ],
+)
 def test_invalid_samples_refused_and_nothing_written(tmp_path, breakage, message):
     s = make()
     breakage(s)
@@ -57,5 +65,7 @@ def test_load_rejects_corrupt_file(tmp_path):
     with pytest.raises(DataError, match="bad.npz: not a readable .npz"):
         load_samples(path)
     np.savez(tmp_path / "other.npz", x=np.zeros(2))
-    with pytest.raises(DataError, match=r"missing array\(s\) 'graphs', 'theta', 'metadata': not a PosteriorSamples file"):
+    with pytest.raises(
+        DataError, match=r"missing array\(s\) 'graphs', 'theta', 'metadata': not a PosteriorSamples file"
+    ):
         load_samples(tmp_path / "other.npz")

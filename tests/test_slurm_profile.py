@@ -64,9 +64,15 @@ def test_every_rule_declares_threads_mem_and_runtime(path):
         match = re.match(r"(?:rule|checkpoint) (\w+):", block)
         if not match or not re.search(r"^\s+(shell|run|script|wrapper|notebook):", block, re.M):
             continue  # not a rule, or a target-only rule (no job)
-        missing = [key for key, pattern in (("threads", r"^\s+threads:"), ("mem_mb", r"^\s+mem_mb\s*="),
-                                            ("runtime", r"^\s+runtime\s*="))
-                   if not re.search(pattern, block, re.M)]
+        missing = [
+            key
+            for key, pattern in (
+                ("threads", r"^\s+threads:"),
+                ("mem_mb", r"^\s+mem_mb\s*="),
+                ("runtime", r"^\s+runtime\s*="),
+            )
+            if not re.search(pattern, block, re.M)
+        ]
         assert not missing, f"{path.name}: rule {match.group(1)} declares no {', '.join(missing)}"
 
 
@@ -82,8 +88,9 @@ def _table(root, rows):
 
 
 def _compare(a, b):
-    return subprocess.run([sys.executable, str(ROOT / ".ci/slurm/compare_metrics.py"), str(a), str(b)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(ROOT / ".ci/slurm/compare_metrics.py"), str(a), str(b)], capture_output=True, text=True
+    )
 
 
 def test_compare_metrics(tmp_path):

@@ -35,8 +35,7 @@ def snakemake(cwd, *args, timeout=1200):
     env = dict(os.environ)
     env["JAX_COMPILATION_CACHE_DIR"] = str(ROOT / ".jax_cache")  # shared with other runs: faster
     env.setdefault("JAX_PLATFORMS", "cpu")
-    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +59,15 @@ def test_default_config_is_the_paper_grid(workdir):
     paper = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     methods = paper["experiments"]["small_graphs"]["methods"]
     baselines = sum(paper["methods"][m]["kind"] == "baseline" for m in methods)
-    for rule, count in (("generate", 20), ("exact", 20), ("baseline", 20 * baselines),
-                        ("evaluate", 20 * len(methods)), ("aggregate", 1), ("table_d1", 1), ("table_a1", 1)):
+    for rule, count in (
+        ("generate", 20),
+        ("exact", 20),
+        ("baseline", 20 * baselines),
+        ("evaluate", 20 * len(methods)),
+        ("aggregate", 1),
+        ("table_d1", 1),
+        ("table_a1", 1),
+    ):
         assert any(line.split() == [rule, str(count)] for line in text.splitlines()), text
     assert not (workdir / "results").exists()
 
@@ -85,42 +91,89 @@ def _bad_config(workdir, name, edit):
     return f"config/{name}"
 
 
-@pytest.mark.parametrize("name,edit,problem", [
-    ("neg.yaml", lambda c: c["experiments"]["small_graphs"].update(num_datasets=-1),
-     "experiments.small_graphs.num_datasets: -1 is less than the minimum of 1"),
-    ("typo.yaml", lambda c: c["methods"]["exact"].update(likelihood="lingaus"),
-     "methods.exact.likelihood: 'lingaus' is not one of ['lingauss', 'mlp-gauss']"),
-    ("key.yaml", lambda c: c["experiments"]["small_graphs"].update(num_dataset=3),
-     "experiments.small_graphs: Additional properties are not allowed ('num_dataset' was unexpected)"),
-    ("unknown.yaml", lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-nets"]),
-     "experiments.small_graphs.methods.1: unknown method 'bcd-nets' (defined in methods: b-ges, b-pc, dibs, "
-     "dibs-mixture, exact, gibbs-mc3, jspgfn-diag, jspgfn-full, mh-mc3)"),
-    ("kind.yaml", lambda c: c["methods"]["b-pc"].update(kind="baselin"),
-     "methods.b-pc.kind: 'baselin' is not one of ['baseline', 'jspgfn']"),
-    ("name.yaml", lambda c: c["methods"]["b-pc"].update(name="b-pcx"),
-     "methods.b-pc.name: unknown baseline 'b-pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, "
-     "gibbs-mc3, mh-mc3)"),
-    ("id.yaml", lambda c: c["methods"].update({"pcx": c["methods"].pop("b-pc")})
-     or c["experiments"]["small_graphs"]["methods"].remove("b-pc"),
-     "methods.pcx: unknown baseline 'pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, gibbs-mc3, "
-     "mh-mc3)"),
-    ("param.yaml", lambda c: c["methods"]["b-pc"]["params"].update(alpah=0.01),
-     "methods.b-pc.params.alpah: unknown parameter of baseline 'b-pc' (valid: alpha, hidden, max_alpha_halvings, "
-     "num_bootstrap, obs_var, prior_mean, prior_var)"),
-    ("type.yaml", lambda c: c["methods"]["b-pc"]["params"].update(num_bootstrap="ten"),
-     "methods.b-pc.params.num_bootstrap: 'ten' is not of type 'integer'"),
-    ("likelihood.yaml", lambda c: c["methods"]["b-pc"].update(likelihood="mlp-gauss"),
-     "methods.b-pc.likelihood: baseline 'b-pc' supports only lingauss, not 'mlp-gauss'"),
-    ("family.yaml", lambda c: c["methods"]["b-pc"].update(family="full"),
-     "methods.b-pc.family: only methods of kind jspgfn have a posterior family"),
-    ("option.yaml", lambda c: c["methods"]["jspgfn-diag"].update(params={"batch_size": "abc"}),
-     "methods.jspgfn-diag.params.batch_size: 'abc' is not of type int"),
-    ("option2.yaml", lambda c: c["methods"]["jspgfn-diag"].update(params={"batchsize": 8}),
-     "methods.jspgfn-diag.params.batchsize: unknown training option (valid: batch_size,"),
-    ("shown.yaml", lambda c: c["methods"]["b-ges"].update(display_name="B-PC*"),
-     "experiments.small_graphs.methods.2: methods 'b-pc' and 'b-ges' are both shown as 'B-PC*': give one a "
-     "display_name"),
-])
+@pytest.mark.parametrize(
+    "name,edit,problem",
+    [
+        (
+            "neg.yaml",
+            lambda c: c["experiments"]["small_graphs"].update(num_datasets=-1),
+            "experiments.small_graphs.num_datasets: -1 is less than the minimum of 1",
+        ),
+        (
+            "typo.yaml",
+            lambda c: c["methods"]["exact"].update(likelihood="lingaus"),
+            "methods.exact.likelihood: 'lingaus' is not one of ['lingauss', 'mlp-gauss']",
+        ),
+        (
+            "key.yaml",
+            lambda c: c["experiments"]["small_graphs"].update(num_dataset=3),
+            "experiments.small_graphs: Additional properties are not allowed ('num_dataset' was unexpected)",
+        ),
+        (
+            "unknown.yaml",
+            lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-nets"]),
+            "experiments.small_graphs.methods.1: unknown method 'bcd-nets' (defined in methods: b-ges, b-pc, dibs, "
+            "dibs-mixture, exact, gibbs-mc3, jspgfn-diag, jspgfn-full, mh-mc3)",
+        ),
+        (
+            "kind.yaml",
+            lambda c: c["methods"]["b-pc"].update(kind="baselin"),
+            "methods.b-pc.kind: 'baselin' is not one of ['baseline', 'jspgfn']",
+        ),
+        (
+            "name.yaml",
+            lambda c: c["methods"]["b-pc"].update(name="b-pcx"),
+            "methods.b-pc.name: unknown baseline 'b-pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, "
+            "gibbs-mc3, mh-mc3)",
+        ),
+        (
+            "id.yaml",
+            lambda c: (
+                c["methods"].update({"pcx": c["methods"].pop("b-pc")})
+                or c["experiments"]["small_graphs"]["methods"].remove("b-pc")
+            ),
+            "methods.pcx: unknown baseline 'pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, gibbs-mc3, "
+            "mh-mc3)",
+        ),
+        (
+            "param.yaml",
+            lambda c: c["methods"]["b-pc"]["params"].update(alpah=0.01),
+            "methods.b-pc.params.alpah: unknown parameter of baseline 'b-pc' (valid: alpha, hidden, "
+            "max_alpha_halvings, num_bootstrap, obs_var, prior_mean, prior_var)",
+        ),
+        (
+            "type.yaml",
+            lambda c: c["methods"]["b-pc"]["params"].update(num_bootstrap="ten"),
+            "methods.b-pc.params.num_bootstrap: 'ten' is not of type 'integer'",
+        ),
+        (
+            "likelihood.yaml",
+            lambda c: c["methods"]["b-pc"].update(likelihood="mlp-gauss"),
+            "methods.b-pc.likelihood: baseline 'b-pc' supports only lingauss, not 'mlp-gauss'",
+        ),
+        (
+            "family.yaml",
+            lambda c: c["methods"]["b-pc"].update(family="full"),
+            "methods.b-pc.family: only methods of kind jspgfn have a posterior family",
+        ),
+        (
+            "option.yaml",
+            lambda c: c["methods"]["jspgfn-diag"].update(params={"batch_size": "abc"}),
+            "methods.jspgfn-diag.params.batch_size: 'abc' is not of type int",
+        ),
+        (
+            "option2.yaml",
+            lambda c: c["methods"]["jspgfn-diag"].update(params={"batchsize": 8}),
+            "methods.jspgfn-diag.params.batchsize: unknown training option (valid: batch_size,",
+        ),
+        (
+            "shown.yaml",
+            lambda c: c["methods"]["b-ges"].update(display_name="B-PC*"),
+            "experiments.small_graphs.methods.2: methods 'b-pc' and 'b-ges' are both shown as 'B-PC*': give one a "
+            "display_name",
+        ),
+    ],
+)
 def test_bad_config_value_fails_with_one_line_and_no_output(tmp_path, name, edit, problem):
     """Checked when the config loads: a dry run stops with one line naming file and key, and a real
     run stops the same way before any job runs."""
@@ -170,11 +223,19 @@ def test_smoke_preset_end_to_end(tmp_path):
     assert {(row["preset"], row["experiment"]) for row in rows} == {("smoke", "small_graphs")}
     # Pearson's r and AUROC are null (with a note) when a run's features are constant, which tiny
     # smoke budgets can produce (a chain that never leaves the empty graph); the rest always exist.
-    always = ["edge_rmse", "path_rmse", "markov_rmse", "theta_cross_entropy", "nll_expected", "nll_predictive",
-              "expected_shd"]
+    always = [
+        "edge_rmse",
+        "path_rmse",
+        "markov_rmse",
+        "theta_cross_entropy",
+        "nll_expected",
+        "nll_predictive",
+        "expected_shd",
+    ]
     for row in rows:
-        for column in always + (["edge_pearson", "path_pearson", "markov_pearson", "auroc"]
-                                if row["label"] == "exact" else []):
+        for column in always + (
+            ["edge_pearson", "path_pearson", "markov_pearson", "auroc"] if row["label"] == "exact" else []
+        ):
             assert math.isfinite(float(row[column])), (column, row)
         if row["label"] == "exact":  # the exact sampler against the exact posterior
             assert float(row["edge_rmse"]) < 0.05, row

@@ -67,14 +67,17 @@ def main(argv):
             for col, va, vb in zip(cols_a, ra, rb):
                 if va != vb:
                     ident = dict(zip(cols_a, ra))
-                    problems.append(f"{name}: method={ident.get('method')} seed={ident.get('seed')}: "
-                                    f"{col}: {va!r} vs {vb!r}")
+                    problems.append(
+                        f"{name}: method={ident.get('method')} seed={ident.get('seed')}: {col}: {va!r} vs {vb!r}"
+                    )
         compared += 1
         ignored = []
         with open(tab_a[name], newline="") as f:
             ignored = [c for c in next(csv.reader(f)) if IGNORED.search(c)]
-        print(f"compare: {name}: {len(rows_a)} rows x {len(cols_a)} columns compared "
-              f"(ignored: {', '.join(ignored) or 'none'})")
+        print(
+            f"compare: {name}: {len(rows_a)} rows x {len(cols_a)} columns compared "
+            f"(ignored: {', '.join(ignored) or 'none'})"
+        )
     if problems:
         print(f"compare: METRICS DIFFER ({len(problems)} differences):", file=sys.stderr)
         for p in problems[:50]:

@@ -12,11 +12,10 @@ import time
 
 import numpy as np
 
-from jspgfn_baselines.shared.common import check_finite_data, make_samples, require_observational
-from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension
 from jspgfn.errors import JspgfnError
 from jspgfn.exact import sample_posterior_theta
-
+from jspgfn_baselines.shared.common import check_finite_data, make_samples, require_observational
+from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension
 
 MAX_REDRAWS = 20
 
@@ -72,5 +71,13 @@ def run_bootstrap(kind, dataset, model, seed, num_bootstrap, alpha=0.01, max_alp
         graphs.append(dag)
     graphs = np.stack(graphs)
     theta = sample_posterior_theta(model, x, graphs, rng)
-    return make_samples(kind, model, seed, graphs, theta, time.perf_counter() - start, dataset,
-                        extra_metadata={"redrawn_resamples": redraws})
+    return make_samples(
+        kind,
+        model,
+        seed,
+        graphs,
+        theta,
+        time.perf_counter() - start,
+        dataset,
+        extra_metadata={"redrawn_resamples": redraws},
+    )

@@ -18,17 +18,36 @@ def require_observational(method, dataset):
         raise JspgfnError(f"{method} supports only observational data, but {dataset.source} has interventions")
 
 
-def make_samples(method, likelihood, seed, graphs, theta, wall_seconds, dataset, graph_prior="uniform",
-                 log_weights=None, extra_metadata=None):
+def make_samples(
+    method,
+    likelihood,
+    seed,
+    graphs,
+    theta,
+    wall_seconds,
+    dataset,
+    graph_prior="uniform",
+    log_weights=None,
+    extra_metadata=None,
+):
     """PosteriorSamples with the metadata every method records.
 
     `fit_baseline` adds the hyper-parameters (defaults and overrides) and the provenance on top.
     """
     metadata = {
-        "method": method, "model": likelihood.name, "model_kwargs": likelihood.kwargs(), "seed": int(seed),
-        "graph_prior": graph_prior, "wall_seconds": float(wall_seconds),
-        "theta_layout": likelihood.layout(graphs.shape[-1]), "dataset": dataset.source,
+        "method": method,
+        "model": likelihood.name,
+        "model_kwargs": likelihood.kwargs(),
+        "seed": int(seed),
+        "graph_prior": graph_prior,
+        "wall_seconds": float(wall_seconds),
+        "theta_layout": likelihood.layout(graphs.shape[-1]),
+        "dataset": dataset.source,
         **(extra_metadata or {}),
     }
-    return PosteriorSamples(graphs=np.asarray(graphs, dtype=np.uint8), theta=np.asarray(theta, dtype=np.float64),
-                            metadata=metadata, log_weights=log_weights)
+    return PosteriorSamples(
+        graphs=np.asarray(graphs, dtype=np.uint8),
+        theta=np.asarray(theta, dtype=np.float64),
+        metadata=metadata,
+        log_weights=log_weights,
+    )

@@ -73,7 +73,7 @@ def v_structures(directed, undirected=None):
     for k in range(directed.shape[0]):
         parents = np.nonzero(directed[:, k])[0]
         for a_idx, i in enumerate(parents):
-            for j in parents[a_idx + 1:]:
+            for j in parents[a_idx + 1 :]:
                 if not adjacent[i, j]:
                     found.add((int(min(i, j)), k, int(max(i, j))))
     return found

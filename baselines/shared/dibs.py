@@ -12,10 +12,9 @@ import time
 
 import numpy as np
 
-from jspgfn_baselines.shared.common import check_finite_data, make_samples
 from jspgfn.errors import JspgfnError
 from jspgfn.models import MLPGaussian
-
+from jspgfn_baselines.shared.common import check_finite_data, make_samples
 
 
 def _dibs_models(likelihood, d, edges_per_node):
@@ -23,15 +22,26 @@ def _dibs_models(likelihood, d, edges_per_node):
 
     # The ER prior with k edges per node has p = k d / (d (d - 1) / 2): p >= 1 gives NaN losses.
     if edges_per_node * d >= d * (d - 1) / 2:
-        raise JspgfnError(f"dibs: edges_per_node={edges_per_node} gives an Erdos-Renyi edge probability >= 1 "
-                          f"at d={d}; use a smaller value (1 for d=5)")
+        raise JspgfnError(
+            f"dibs: edges_per_node={edges_per_node} gives an Erdos-Renyi edge probability >= 1 "
+            f"at d={d}; use a smaller value (1 for d=5)"
+        )
     graph_model = ErdosReniDAGDistribution(n_vars=d, n_edges_per_node=edges_per_node)
     if isinstance(likelihood, MLPGaussian):
-        model = DenseNonlinearGaussian(n_vars=d, hidden_layers=[likelihood.hidden], obs_noise=likelihood.obs_var,
-                                       sig_param=float(np.sqrt(likelihood.prior_var)))
+        model = DenseNonlinearGaussian(
+            n_vars=d,
+            hidden_layers=[likelihood.hidden],
+            obs_noise=likelihood.obs_var,
+            sig_param=float(np.sqrt(likelihood.prior_var)),
+        )
     else:
-        model = LinearGaussian(n_vars=d, obs_noise=likelihood.obs_var, mean_edge=likelihood.prior_mean,
-                               sig_edge=float(np.sqrt(likelihood.prior_var)), min_edge=0.0)
+        model = LinearGaussian(
+            n_vars=d,
+            obs_noise=likelihood.obs_var,
+            mean_edge=likelihood.prior_mean,
+            sig_edge=float(np.sqrt(likelihood.prior_var)),
+            min_edge=0.0,
+        )
     return graph_model, model
 
 
@@ -44,15 +54,28 @@ def theta_from_dibs(likelihood, theta, graphs):
     if isinstance(likelihood, MLPGaussian):
         (w1, b1), _, (w2, b2) = theta
         k, d = np.asarray(b1).shape[:2]
-        flat = np.concatenate([np.asarray(w1).reshape(k, d, -1), np.asarray(b1), np.asarray(w2)[..., 0],
-                               np.asarray(b2)], axis=-1)
+        flat = np.concatenate(
+            [np.asarray(w1).reshape(k, d, -1), np.asarray(b1), np.asarray(w2)[..., 0], np.asarray(b2)], axis=-1
+        )
     else:
         flat = np.asarray(theta)
     return flat * np.asarray(likelihood.parameter_mask(np.asarray(graphs, dtype=np.float32)))
 
 
-def run_dibs(dataset, model, seed, weighting, num_particles, steps, n_grad_mc_samples, h_latent, h_theta,
-             latent_dim, edges_per_node, stepsize):
+def run_dibs(
+    dataset,
+    model,
+    seed,
+    weighting,
+    num_particles,
+    steps,
+    n_grad_mc_samples,
+    h_latent,
+    h_theta,
+    latent_dim,
+    edges_per_node,
+    stepsize,
+):
     """JointDiBS particles as PosteriorSamples (log_weights set for the mixture weighting)."""
     import jax
     import jax.numpy as jnp
@@ -65,17 +88,31 @@ def run_dibs(dataset, model, seed, weighting, num_particles, steps, n_grad_mc_sa
     graph_model, dibs_model = _dibs_models(model, d, edges_per_node)
     interventions = None if dataset.train_interventions is None else jnp.asarray(dataset.train_interventions)
     start = time.perf_counter()
-    dibs = JointDiBS(x=jnp.asarray(x), interv_mask=interventions, graph_model=graph_model,
-                     likelihood_model=dibs_model, kernel_param={"h_latent": float(h_latent), "h_theta": float(h_theta)},
-                     optimizer_param={"stepsize": float(stepsize)}, n_grad_mc_samples=int(n_grad_mc_samples))
-    graphs, theta = dibs.sample(key=jax.random.PRNGKey(seed), n_particles=int(num_particles), steps=int(steps),
-                                n_dim_particles=latent_dim or d)
+    dibs = JointDiBS(
+        x=jnp.asarray(x),
+        interv_mask=interventions,
+        graph_model=graph_model,
+        likelihood_model=dibs_model,
+        kernel_param={"h_latent": float(h_latent), "h_theta": float(h_theta)},
+        optimizer_param={"stepsize": float(stepsize)},
+        n_grad_mc_samples=int(n_grad_mc_samples),
+    )
+    graphs, theta = dibs.sample(
+        key=jax.random.PRNGKey(seed), n_particles=int(num_particles), steps=int(steps), n_dim_particles=latent_dim or d
+    )
     log_weights = None
     if weighting == "mixture":
         log_weights = np.asarray(dibs.get_mixture(graphs, theta).logp, dtype=np.float64)
     graphs = np.asarray(graphs, dtype=np.uint8)
-    return make_samples("dibs" if weighting == "empirical" else "dibs-mixture", model, seed, graphs,
-                        theta_from_dibs(model, theta, graphs), time.perf_counter() - start, dataset,
-                        graph_prior="erdos_renyi", log_weights=log_weights,
-                        extra_metadata={"h_theta_used": h_theta, "edges_per_node": edges_per_node})
-
+    return make_samples(
+        "dibs" if weighting == "empirical" else "dibs-mixture",
+        model,
+        seed,
+        graphs,
+        theta_from_dibs(model, theta, graphs),
+        time.perf_counter() - start,
+        dataset,
+        graph_prior="erdos_renyi",
+        log_weights=log_weights,
+        extra_metadata={"h_theta_used": h_theta, "edges_per_node": edges_per_node},
+    )

@@ -21,10 +21,9 @@ import jax.numpy as jnp
 import jax.scipy.stats as jstats
 import numpy as np
 
-from jspgfn_baselines.shared.common import check_finite_data, make_samples
 from jspgfn.graphs import transitive_closure_jax, valid_actions_jax
 from jspgfn.models import get_graph_prior
-
+from jspgfn_baselines.shared.common import check_finite_data, make_samples
 
 
 def structure_moves(adjacency):
@@ -121,8 +120,19 @@ def run_chains(key, step, log_target, init_theta, num_chains, burn_in, thinning,
     return jax.jit(jax.vmap(run_one))(keys, init_theta)
 
 
-def run_mc3(kind, dataset, model, seed, num_chains, burn_in, thinning, num_samples, proposal_std,
-            graph_prior, hastings_correction):
+def run_mc3(
+    kind,
+    dataset,
+    model,
+    seed,
+    num_chains,
+    burn_in,
+    thinning,
+    num_samples,
+    proposal_std,
+    graph_prior,
+    hastings_correction,
+):
     """Run MC3 chains and return PosteriorSamples (num_samples pairs, chain after chain).
 
     Args:
@@ -140,13 +150,22 @@ def run_mc3(kind, dataset, model, seed, num_chains, burn_in, thinning, num_sampl
     step = make_step(kind, log_target, float(proposal_std), bool(hastings_correction))
     per_chain = -(-int(num_samples) // int(num_chains))
     rng = np.random.default_rng(seed)
-    init_theta = model.prior_mean + np.sqrt(model.prior_var) * rng.standard_normal(
-        (num_chains,) + model.theta_shape(d))
+    init_theta = model.prior_mean + np.sqrt(model.prior_var) * rng.standard_normal((num_chains,) + model.theta_shape(d))
     start = time.perf_counter()
-    graphs, thetas, _ = run_chains(jax.random.PRNGKey(seed), step, log_target, jnp.asarray(init_theta, jnp.float32),
-                                   int(num_chains), int(burn_in), int(thinning), per_chain, d)
+    graphs, thetas, _ = run_chains(
+        jax.random.PRNGKey(seed),
+        step,
+        log_target,
+        jnp.asarray(init_theta, jnp.float32),
+        int(num_chains),
+        int(burn_in),
+        int(thinning),
+        per_chain,
+        d,
+    )
     graphs = np.asarray(graphs).reshape((-1, d, d))[:num_samples]
     thetas = np.asarray(thetas).reshape((-1,) + model.theta_shape(d))[:num_samples]
     thetas = thetas * np.asarray(model.parameter_mask(graphs.astype(np.float32)))
-    return make_samples(kind, model, seed, graphs, thetas, time.perf_counter() - start, dataset,
-                        graph_prior=graph_prior)
+    return make_samples(
+        kind, model, seed, graphs, thetas, time.perf_counter() - start, dataset, graph_prior=graph_prior
+    )

@@ -9,8 +9,19 @@ import pandas as pd
 from jspgfn import atomic
 from jspgfn.errors import DataError
 
-IDENTIFICATION = ("preset", "experiment", "label", "display_name", "method", "model", "seed", "dataset",
-                  "dataset_seed", "num_samples", "metrics_file")
+IDENTIFICATION = (
+    "preset",
+    "experiment",
+    "label",
+    "display_name",
+    "method",
+    "model",
+    "seed",
+    "dataset",
+    "dataset_seed",
+    "num_samples",
+    "metrics_file",
+)
 
 
 def _read_metrics(path):
@@ -56,9 +67,20 @@ def _feature_rows(path, metrics, columns):
             raise DataError(path, f"feature '{name}' has {len(estimate)} estimates, {len(exact)} exact values")
         for (i, j), est, ref in zip(pairs, estimate, exact):
             label = metrics.get("label", metrics.get("method"))
-            rows.append({**columns, "label": label, "display_name": metrics.get("display_name", label),
-                         "method": metrics.get("method"), "dataset_seed": metrics.get("dataset_seed"),
-                         "feature": name, "source": i, "target": j, "exact": ref, "estimate": est})
+            rows.append(
+                {
+                    **columns,
+                    "label": label,
+                    "display_name": metrics.get("display_name", label),
+                    "method": metrics.get("method"),
+                    "dataset_seed": metrics.get("dataset_seed"),
+                    "feature": name,
+                    "source": i,
+                    "target": j,
+                    "exact": ref,
+                    "estimate": est,
+                }
+            )
     return rows
 
 
@@ -76,8 +98,21 @@ def aggregate_features(paths, out_csv, columns=None):
         if not isinstance(metrics, dict):
             raise DataError(path, "missing or not a metrics JSON object")
         rows.extend(_feature_rows(path, metrics, columns or {}))
-    table = pd.DataFrame(rows, columns=[*(columns or {}), "label", "display_name", "method", "dataset_seed", "feature",
-                                        "source", "target", "exact", "estimate"])
+    table = pd.DataFrame(
+        rows,
+        columns=[
+            *(columns or {}),
+            "label",
+            "display_name",
+            "method",
+            "dataset_seed",
+            "feature",
+            "source",
+            "target",
+            "exact",
+            "estimate",
+        ],
+    )
     with atomic.atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
     return table

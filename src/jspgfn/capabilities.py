@@ -61,9 +61,13 @@ def _probe_jspgfn():
             return {"nonlinear": [False, f"refused the MLP model ({exc})"], "sampler": [None, "no trained run"]}
         first, second = sample_run(f"{folder}/run", 50, seed=0), sample_run(f"{folder}/run", 50, seed=1)
     differ = not np.array_equal(first.theta, second.theta)
-    return {"nonlinear": [True, "fitted the MLP model on a d=5 probe dataset"],
-            "sampler": [differ, "new samples drawn after training" if differ
-                        else "two sampling calls returned the same samples"]}
+    return {
+        "nonlinear": [True, "fitted the MLP model on a d=5 probe dataset"],
+        "sampler": [
+            differ,
+            "new samples drawn after training" if differ else "two sampling calls returned the same samples",
+        ],
+    }
 
 
 def probe_dag_support(metrics, label):
@@ -92,6 +96,14 @@ def capability_table(probes, metrics):
         if label in set(metrics["label"]):
             cells["dag_support"] = probe_dag_support(metrics, label)
         for key, (value, evidence) in cells.items():
-            rows.append({"label": label, "display_name": record["display_name"], "capability": key,
-                         "value": value, "evidence": evidence, "probed": evidence != DECLARED})
+            rows.append(
+                {
+                    "label": label,
+                    "display_name": record["display_name"],
+                    "capability": key,
+                    "value": value,
+                    "evidence": evidence,
+                    "probed": evidence != DECLARED,
+                }
+            )
     return pd.DataFrame(rows, columns=["label", "display_name", "capability", "value", "evidence", "probed"])

@@ -20,8 +20,12 @@ def _add_generate(sub):
     p.add_argument("--n-test", type=int, default=100, help="held-out rows")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--obs-var", type=float, default=0.01, help="noise variance")
-    p.add_argument("--interventional-fraction", type=float, default=0.0,
-                   help="share of rows with one variable set by a hard intervention")
+    p.add_argument(
+        "--interventional-fraction",
+        type=float,
+        default=0.0,
+        help="share of rows with one variable set by a hard intervention",
+    )
     p.add_argument("--out", required=True, help="dataset folder to write")
     p.set_defaults(run=_run_generate)
 
@@ -30,8 +34,16 @@ def _run_generate(args):
     from jspgfn.dataset import write_dataset
     from jspgfn.generate import generate
 
-    dataset = generate(args.graph, args.model, args.d, args.n, args.n_test, args.seed,
-                       obs_var=args.obs_var, interventional_fraction=args.interventional_fraction)
+    dataset = generate(
+        args.graph,
+        args.model,
+        args.d,
+        args.n,
+        args.n_test,
+        args.seed,
+        obs_var=args.obs_var,
+        interventional_fraction=args.interventional_fraction,
+    )
     write_dataset(args.out, dataset)
     print(f"wrote {args.out}: d={args.d}, {dataset.graph.sum()} edges, {args.n} train / {args.n_test} test rows")
 
@@ -64,10 +76,16 @@ def _add_evaluate(sub):
     p.add_argument("samples", help="samples.npz")
     p.add_argument("data", help="dataset folder or CSV file the samples were fitted on")
     p.add_argument("--exact", default=None, help="exact.npz of the same dataset (feature metrics)")
-    p.add_argument("--label", default=None,
-                   help="id of the run in tables (e.g. the config's method id; default: the samples' method)")
-    p.add_argument("--display-name", default=None,
-                   help="how tables and figures name the method (default: the samples' display_name)")
+    p.add_argument(
+        "--label",
+        default=None,
+        help="id of the run in tables (e.g. the config's method id; default: the samples' method)",
+    )
+    p.add_argument(
+        "--display-name",
+        default=None,
+        help="how tables and figures name the method (default: the samples' display_name)",
+    )
     p.add_argument("--out", required=True, help="metrics.json to write")
     p.set_defaults(run=_run_evaluate)
 
@@ -92,11 +110,19 @@ def _run_evaluate(args):
 def _add_aggregate(sub):
     p = sub.add_parser("aggregate", help="collect metrics.json files into one tidy CSV")
     p.add_argument("metrics", nargs="+", help="metrics.json files")
-    p.add_argument("--column", action="append", default=[], metavar="NAME=VALUE",
-                   help="constant column to add to every row (repeatable), e.g. preset=quick")
+    p.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="constant column to add to every row (repeatable), e.g. preset=quick",
+    )
     p.add_argument("--out", required=True, help="CSV to write (one row per run)")
-    p.add_argument("--features-out", default=None,
-                   help="also write the per-pair edge/path/Markov features (exact vs estimate) to this CSV")
+    p.add_argument(
+        "--features-out",
+        default=None,
+        help="also write the per-pair edge/path/Markov features (exact vs estimate) to this CSV",
+    )
     p.set_defaults(run=_run_aggregate)
 
 
@@ -123,8 +149,13 @@ def _add_baseline(sub):
     p.add_argument("--list", action="store_true", help="list the baselines, their parameters and capabilities")
     p.add_argument("--model", default="lingauss", help="likelihood model: lingauss or mlp-gauss")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="hyper-parameter override (repeatable), value parsed as YAML")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="hyper-parameter override (repeatable), value parsed as YAML",
+    )
     p.add_argument("--out", help="samples.npz to write")
     p.set_defaults(run=_run_baseline)
 
@@ -135,8 +166,10 @@ def _baselines_package(name=None):
         import jspgfn_baselines
     except ImportError:
         what = f"baseline '{name}' needs" if name else "the baselines need"
-        raise JspgfnError(f"{what} the jspgfn-baselines package, which is not installed: "
-                          "pip install -e baselines (from a jspgfn checkout; `make setup` installs it)") from None
+        raise JspgfnError(
+            f"{what} the jspgfn-baselines package, which is not installed: "
+            "pip install -e baselines (from a jspgfn checkout; `make setup` installs it)"
+        ) from None
     return jspgfn_baselines
 
 
@@ -151,8 +184,10 @@ def _run_baseline(args):
         for name, spec in baselines.specs().items():
             capabilities = " ".join(f"{key}={value}" for key, value in spec["capabilities"].items())
             parameters = ", ".join(f"{key}={schema['default']}" for key, schema in spec["parameters"].items())
-            print(f"{name:14s}{spec['display_name']}: {', '.join(spec['likelihoods'])}; {capabilities}\n"
-                  f"{'':14s}parameters: {parameters}")
+            print(
+                f"{name:14s}{spec['display_name']}: {', '.join(spec['likelihoods'])}; {capabilities}\n"
+                f"{'':14s}parameters: {parameters}"
+            )
         return
     if args.name is None or args.data is None or args.out is None:
         raise JspgfnError("baseline needs NAME, DATA and --out (or --list)")
@@ -193,14 +228,19 @@ def _run_probe(args):
         method = json.loads(args.method)
     except json.JSONDecodeError as exc:
         raise JspgfnError(f"--method is not valid JSON ({exc})") from None
-    record = {"label": args.label, "display_name": method.get("display_name") or args.label,
-              "declared": declared(method), "probes": probe(method)}
+    record = {
+        "label": args.label,
+        "display_name": method.get("display_name") or args.label,
+        "declared": declared(method),
+        "probes": probe(method),
+    }
     write_json(args.out, record)
     print(f"wrote {args.out}")
 
 
 def _run_capabilities(args):
     import json
+    from pathlib import Path
 
     import pandas as pd
 
@@ -211,7 +251,7 @@ def _run_capabilities(args):
     probes = []
     for path in args.probes:
         try:
-            probes.append(json.loads(open(path).read()))
+            probes.append(json.loads(Path(path).read_text()))
         except (OSError, json.JSONDecodeError) as exc:
             raise DataError(path, f"not a readable probe JSON file ({exc})") from None
     table = capability_table(probes, pd.read_csv(args.metrics))
@@ -226,8 +266,7 @@ def build_parser():
     from jspgfn.gflownet.cli import add_subcommands as add_train_sample
     from jspgfn.report.cli import add_subcommands as add_report
 
-    for add in (_add_generate, _add_exact, _add_evaluate, _add_aggregate, _add_baseline, _add_capabilities,
-                add_report):
+    for add in (_add_generate, _add_exact, _add_evaluate, _add_aggregate, _add_baseline, _add_capabilities, add_report):
         add(sub)
     add_train_sample(sub)  # JSP-GFN: `jspgfn train` and `jspgfn sample`
     return parser

@@ -52,6 +52,7 @@ class Dataset:
 
 # ----------------------------------------------------------------- reading
 
+
 def read_csv_matrix(path, expect_names=None, binary=False):
     """Parse a numeric CSV with a header row. Returns (names, float64 [rows, cols]).
 
@@ -135,8 +136,7 @@ def load_dataset(path):
         if np.any(np.diag(graph)) or not is_dag(graph):
             raise DataError(path / "graph.csv", "the true graph is not a DAG")
     train_int = optional("train_interventions.csv", binary=True, shape=train.shape)
-    test_int = optional("test_interventions.csv", binary=True,
-                        shape=None if test is None else test.shape)
+    test_int = optional("test_interventions.csv", binary=True, shape=None if test is None else test.shape)
     if test_int is not None and test is None:
         raise DataError(path / "test_interventions.csv", "present but there is no test.csv")
     meta = {}
@@ -147,12 +147,20 @@ def load_dataset(path):
         except json.JSONDecodeError as exc:
             raise DataError(meta_path, f"invalid JSON ({exc})") from None
     as_u8 = lambda a: None if a is None else a.astype(np.uint8)  # noqa: E731
-    return Dataset(train=train, names=names, test=test, graph=graph,
-                   train_interventions=as_u8(train_int), test_interventions=as_u8(test_int),
-                   meta=meta, source=str(path))
+    return Dataset(
+        train=train,
+        names=names,
+        test=test,
+        graph=graph,
+        train_interventions=as_u8(train_int),
+        test_interventions=as_u8(test_int),
+        meta=meta,
+        source=str(path),
+    )
 
 
 # ----------------------------------------------------------------- writing
+
 
 def _csv_text(names, values, integer=False):
     fmt = (lambda v: str(int(v))) if integer else (lambda v: repr(float(v)))

@@ -30,6 +30,7 @@ RANSAC_SEED = 0
 
 # ------------------------------------------------------------ small helpers
 
+
 def rmse(a, b):
     return float(np.sqrt(np.mean((np.asarray(a, float) - np.asarray(b, float)) ** 2)))
 
@@ -50,8 +51,9 @@ def ransac_slope(log_rewards, log_probs, random_state=RANSAC_SEED):
     """
     from sklearn.linear_model import RANSACRegressor
 
-    fit = RANSACRegressor(random_state=random_state).fit(np.asarray(log_rewards, float)[:, None],
-                                                         np.asarray(log_probs, float))
+    fit = RANSACRegressor(random_state=random_state).fit(
+        np.asarray(log_rewards, float)[:, None], np.asarray(log_probs, float)
+    )
     return float(fit.estimator_.coef_[0]), float(fit.estimator_.intercept_)
 
 
@@ -70,6 +72,7 @@ def graph_prior_from_metadata(value, num_variables):
 
 
 # ------------------------------------------------------------ batched likelihoods (float64)
+
 
 @functools.partial(jax.jit, static_argnums=(0,))
 def _log_likelihoods(model, theta, graphs, x, interventions):
@@ -103,11 +106,18 @@ def per_sample_log_reward(model, graph_prior, theta, graphs, x, interventions=No
 
 # ------------------------------------------------------------ metric groups
 
+
 def _identification(samples, dataset):
     meta = samples.metadata
-    return {"method": meta.get("method"), "model": meta.get("model"), "seed": meta.get("seed"),
-            "dataset": dataset.source, "dataset_seed": dataset.meta.get("seed"),
-            "num_samples": int(samples.num_samples), "share_cyclic": samples.share_cyclic()}
+    return {
+        "method": meta.get("method"),
+        "model": meta.get("model"),
+        "seed": meta.get("seed"),
+        "dataset": dataset.source,
+        "dataset_seed": dataset.meta.get("seed"),
+        "num_samples": int(samples.num_samples),
+        "share_cyclic": samples.share_cyclic(),
+    }
 
 
 def _feature_metrics(samples, weights, exact, notes):
@@ -125,11 +135,12 @@ def _feature_metrics(samples, weights, exact, notes):
 
 
 def _nll_metrics(samples, weights, dataset, model):
-    loglik = per_sample_log_likelihood(model, samples.theta, samples.graphs, dataset.test,
-                                       dataset.test_interventions)
-    return {"nll_expected": float(-np.sum(weights * loglik)),
-            "nll_predictive": float(-logsumexp(loglik, b=weights)),
-            "num_test": int(dataset.test.shape[0])}
+    loglik = per_sample_log_likelihood(model, samples.theta, samples.graphs, dataset.test, dataset.test_interventions)
+    return {
+        "nll_expected": float(-np.sum(weights * loglik)),
+        "nll_predictive": float(-logsumexp(loglik, b=weights)),
+        "num_test": int(dataset.test.shape[0]),
+    }
 
 
 def _true_graph_metrics(samples, weights, dataset, notes):
@@ -150,14 +161,14 @@ def _log_pt_metrics(samples, dataset, model, notes):
     if log_pt.shape != (samples.num_samples,):
         raise JspgfnError(f"log_prob_terminating has shape {log_pt.shape}, expected [{samples.num_samples}]")
     prior = graph_prior_from_metadata(samples.metadata.get("graph_prior"), samples.num_variables)
-    log_r = per_sample_log_reward(model, prior, samples.theta, samples.graphs, dataset.train,
-                                  dataset.train_interventions)
+    log_r = per_sample_log_reward(
+        model, prior, samples.theta, samples.graphs, dataset.train, dataset.train_interventions
+    )
     finite = np.isfinite(log_pt) & np.isfinite(log_r)
     if not finite.all():
         notes.append(f"log_pt: {int((~finite).sum())} samples with a non-finite log P_T or log R left out")
     x, y = log_r[finite], log_pt[finite]
-    out = {"log_pt_pearson": pearson(x, y, "log P_T vs log R", notes), "log_pt_slope": None,
-           "log_pt_intercept": None}
+    out = {"log_pt_pearson": pearson(x, y, "log P_T vs log R", notes), "log_pt_slope": None, "log_pt_intercept": None}
     if len(x) >= 3 and np.ptp(x) > 0:
         out["log_pt_slope"], out["log_pt_intercept"] = ransac_slope(x, y)
     else:
@@ -171,8 +182,10 @@ def _theta_cross_entropy(samples, weights, dataset, model, exact, notes):
     if exact is not None and "model_kwargs" in exact.metadata:
         reference = LinearGaussian(**exact.metadata["model_kwargs"])
         if reference != model:
-            notes.append(f"theta_cross_entropy uses the exact posterior's model {reference.kwargs()}, "
-                         f"not the samples' {model.kwargs()}")
+            notes.append(
+                f"theta_cross_entropy uses the exact posterior's model {reference.kwargs()}, "
+                f"not the samples' {model.kwargs()}"
+            )
     if samples.share_cyclic() > 0:
         notes.append("theta_cross_entropy includes cyclic graphs (per-node closed form applied to them)")
     log_q = log_posterior_theta(reference, dataset.train, samples.graphs, samples.theta, dataset.train_interventions)
@@ -186,6 +199,7 @@ def _check_theta_shape(samples, model):
 
 
 # ------------------------------------------------------------ entry point
+
 
 def evaluate(samples, dataset, exact=None):
     """JSON-ready metrics of `samples` (PosteriorSamples) fitted on `dataset` (Dataset).

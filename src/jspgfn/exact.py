@@ -40,6 +40,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 # ------------------------------------------------------------ building blocks
 
+
 class NodeStatistics(NamedTuple):
     """Sufficient statistics of each node's regression, rows intervened on that node removed.
 
@@ -131,8 +132,10 @@ def _unique_node_posteriors(model, stats, graphs):
 
 def _check_linear(model):
     if not isinstance(model, LinearGaussian):
-        raise JspgfnError(f"the closed-form posterior needs the linear Gaussian model (lingauss), "
-                          f"got '{getattr(model, 'name', type(model).__name__)}'")
+        raise JspgfnError(
+            f"the closed-form posterior needs the linear Gaussian model (lingauss), "
+            f"got '{getattr(model, 'name', type(model).__name__)}'"
+        )
 
 
 def _as_batch(graphs, theta=None):
@@ -143,11 +146,12 @@ def _as_batch(graphs, theta=None):
         theta = np.asarray(theta, dtype=np.float64)
         theta = theta[None] if single else theta
         if theta.shape != graphs.shape:
-            raise JspgfnError(f"theta has shape {theta.shape[int(single):]}, expected the graph's {graphs.shape[1:]}")
+            raise JspgfnError(f"theta has shape {theta.shape[int(single) :]}, expected the graph's {graphs.shape[1:]}")
     return single, graphs, theta
 
 
 # ------------------------------------------------------------ public: theta
+
 
 def posterior_theta(model, x, graph, interventions=None):
     """Closed-form P(theta_j | G, D) for every node j.
@@ -251,6 +255,7 @@ def local_score_table(model, x, interventions=None):
 
 # ------------------------------------------------------------ public: P(G | D)
 
+
 @dataclasses.dataclass
 class ExactPosterior:
     """The exact posterior over every DAG on d <= 5 nodes, with its features.
@@ -271,7 +276,7 @@ class ExactPosterior:
         return self.graphs.shape[-1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _all_dags(num_variables):
     dags = enumerate_dags(num_variables)
     dags.setflags(write=False)
@@ -292,8 +297,10 @@ def compute_exact_posterior(dataset, model, graph_prior):
     _check_linear(model)
     d = dataset.num_variables
     if d > MAX_EXACT_VARIABLES:
-        raise JspgfnError(f"the exact posterior enumerates every DAG and is limited to d <= {MAX_EXACT_VARIABLES} "
-                          f"variables; {dataset.source or 'this dataset'} has d={d}")
+        raise JspgfnError(
+            f"the exact posterior enumerates every DAG and is limited to d <= {MAX_EXACT_VARIABLES} "
+            f"variables; {dataset.source or 'this dataset'} has d={d}"
+        )
     graphs = _all_dags(d)
     table = local_score_table(model, dataset.train, dataset.train_interventions)
     log_joint = table[np.arange(d), parent_codes(graphs)].sum(axis=-1)
@@ -302,20 +309,36 @@ def compute_exact_posterior(dataset, model, graph_prior):
     log_probs = log_joint - logsumexp(log_joint)
     weights = np.exp(log_probs)
     metadata = {
-        "model": model.name, "model_kwargs": model.kwargs(), "graph_prior": graph_prior_metadata(graph_prior),
-        "dataset": dataset.source, "dataset_seed": dataset.meta.get("seed"), "names": list(dataset.names),
-        "num_train": int(dataset.train.shape[0]), "interventional": dataset.train_interventions is not None,
-        "num_dags": int(graphs.shape[0]), "provenance": provenance(),
+        "model": model.name,
+        "model_kwargs": model.kwargs(),
+        "graph_prior": graph_prior_metadata(graph_prior),
+        "dataset": dataset.source,
+        "dataset_seed": dataset.meta.get("seed"),
+        "names": list(dataset.names),
+        "num_train": int(dataset.train.shape[0]),
+        "interventional": dataset.train_interventions is not None,
+        "num_dags": int(graphs.shape[0]),
+        "provenance": provenance(),
     }
-    return ExactPosterior(graphs=np.array(graphs), log_probs=log_probs, edge=edge_features(graphs, weights),
-                          path=path_features(graphs, weights), markov=markov_features(graphs, weights),
-                          metadata=metadata)
+    return ExactPosterior(
+        graphs=np.array(graphs),
+        log_probs=log_probs,
+        edge=edge_features(graphs, weights),
+        path=path_features(graphs, weights),
+        markov=markov_features(graphs, weights),
+        metadata=metadata,
+    )
 
 
 def save_exact(path, posterior):
     """Write one .npz (edge, path, markov, graphs, log_probs, metadata JSON), atomically."""
-    arrays = {"edge": posterior.edge, "path": posterior.path, "markov": posterior.markov,
-              "graphs": posterior.graphs.astype(np.uint8), "log_probs": posterior.log_probs.astype(np.float64)}
+    arrays = {
+        "edge": posterior.edge,
+        "path": posterior.path,
+        "markov": posterior.markov,
+        "graphs": posterior.graphs.astype(np.uint8),
+        "log_probs": posterior.log_probs.astype(np.float64),
+    }
     write_npz(path, arrays, posterior.metadata)
 
 
@@ -332,8 +355,14 @@ def load_exact(path):
             raise DataError(path, f"{name} must be a [{d}, {d}] array of probabilities")
     if not np.all(np.isfinite(log_probs) | (log_probs == -np.inf)) or abs(logsumexp(log_probs)) > 1e-6:
         raise DataError(path, "log_probs are not a normalised log-distribution")
-    return ExactPosterior(graphs=graphs.astype(np.uint8), log_probs=log_probs.astype(np.float64),
-                          edge=arrays["edge"], path=arrays["path"], markov=arrays["markov"], metadata=metadata)
+    return ExactPosterior(
+        graphs=graphs.astype(np.uint8),
+        log_probs=log_probs.astype(np.float64),
+        edge=arrays["edge"],
+        path=arrays["path"],
+        markov=arrays["markov"],
+        metadata=metadata,
+    )
 
 
 def sample_exact(posterior, dataset, model, rng, num_samples):
@@ -352,7 +381,14 @@ def sample_exact(posterior, dataset, model, rng, num_samples):
     index = rng.choice(len(probs), size=num_samples, p=probs / probs.sum())
     graphs = posterior.graphs[index]
     theta = sample_posterior_theta(model, dataset.train, graphs, rng, dataset.train_interventions)
-    metadata = {"method": "exact", "model": model.name, "model_kwargs": model.kwargs(), "seed": None,
-                "graph_prior": posterior.metadata.get("graph_prior", "uniform"), "num_samples": int(num_samples),
-                "theta_layout": model.layout(dataset.num_variables), "dataset": dataset.source}
+    metadata = {
+        "method": "exact",
+        "model": model.name,
+        "model_kwargs": model.kwargs(),
+        "seed": None,
+        "graph_prior": posterior.metadata.get("graph_prior", "uniform"),
+        "num_samples": int(num_samples),
+        "theta_layout": model.layout(dataset.num_variables),
+        "dataset": dataset.source,
+    }
     return PosteriorSamples(graphs=graphs.astype(np.uint8), theta=theta, metadata=metadata)

@@ -53,8 +53,18 @@ def ancestral_sample(rng, model, theta, graph, num_rows, interventional_fraction
     return x, interventions
 
 
-def generate(graph_kind="er1", model_name="linear", num_variables=5, num_train=100, num_test=100, seed=0,
-             obs_var=0.01, hidden=5, interventional_fraction=0.0, intervention_var=1.0):
+def generate(
+    graph_kind="er1",
+    model_name="linear",
+    num_variables=5,
+    num_train=100,
+    num_test=100,
+    seed=0,
+    obs_var=0.01,
+    hidden=5,
+    interventional_fraction=0.0,
+    intervention_var=1.0,
+):
     """A synthetic Dataset with its true graph, parameters and metadata."""
     if num_variables < 2:
         raise JspgfnError(f"need at least 2 variables, got d={num_variables}")
@@ -72,14 +82,29 @@ def generate(graph_kind="er1", model_name="linear", num_variables=5, num_train=1
     names = tuple(f"X{i}" for i in range(num_variables))
     interventional = interventional_fraction > 0
     meta = {
-        "generator": "jspgfn.generate", "generator_version": GENERATOR_VERSION, "seed": seed,
-        "graph": graph_kind, "expected_edges": expected, "model": model_name,
-        "obs_var": obs_var, "hidden": hidden if model_name == "mlp" else None,
-        "num_variables": num_variables, "num_train": num_train, "num_test": num_test,
-        "interventional_fraction": interventional_fraction, "intervention_var": intervention_var,
-        "num_edges": int(graph.sum()), "theta": theta.tolist(), "theta_layout": model.layout(num_variables),
+        "generator": "jspgfn.generate",
+        "generator_version": GENERATOR_VERSION,
+        "seed": seed,
+        "graph": graph_kind,
+        "expected_edges": expected,
+        "model": model_name,
+        "obs_var": obs_var,
+        "hidden": hidden if model_name == "mlp" else None,
+        "num_variables": num_variables,
+        "num_train": num_train,
+        "num_test": num_test,
+        "interventional_fraction": interventional_fraction,
+        "intervention_var": intervention_var,
+        "num_edges": int(graph.sum()),
+        "theta": theta.tolist(),
+        "theta_layout": model.layout(num_variables),
     }
-    return Dataset(train=train, names=names, test=test if num_test > 0 else None, graph=graph,
-                   train_interventions=train_int if interventional else None,
-                   test_interventions=test_int if interventional and num_test > 0 else None,
-                   meta=meta)
+    return Dataset(
+        train=train,
+        names=names,
+        test=test if num_test > 0 else None,
+        graph=graph,
+        train_interventions=train_int if interventional else None,
+        test_interventions=test_int if interventional and num_test > 0 else None,
+        meta=meta,
+    )

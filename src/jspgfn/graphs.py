@@ -11,8 +11,8 @@ import itertools
 import jax.numpy as jnp
 import numpy as np
 
-
 # --------------------------------------------------------------------- sampling
+
 
 def sample_er_dag(rng, num_nodes, expected_edges):
     """Erdos-Renyi DAG with `expected_edges` edges on average, in a random node order.
@@ -42,6 +42,7 @@ def sample_er_dag(rng, num_nodes, expected_edges):
 
 
 # ---------------------------------------------------------------- properties
+
 
 def transitive_closure(adjacency):
     """closure[..., i, j] = 1 iff there is a directed path of length >= 1 from i to j.
@@ -105,6 +106,7 @@ def markov_blanket(adjacency):
 
 # ------------------------------------------------------------- enumeration
 
+
 def enumerate_dags(num_nodes):
     """Every labelled DAG on `num_nodes` nodes, as uint8 [M, d, d].
 
@@ -140,6 +142,7 @@ def enumerate_dags(num_nodes):
 
 
 # ------------------------------------------------------------------ JAX side
+
 
 def valid_actions_jax(adjacency, closure, max_parents=None):
     """Mask of edges i -> j that can be added without a cycle or duplicate.

@@ -4,8 +4,21 @@ import datetime
 import importlib.metadata
 import platform
 
-_PACKAGES = ("jspgfn", "jspgfn-baselines", "jax", "jaxlib", "dm-haiku", "optax", "numpy", "scipy", "pandas",
-             "scikit-learn", "causal-learn", "dibs-lib", "snakemake")
+_PACKAGES = (
+    "jspgfn",
+    "jspgfn-baselines",
+    "jax",
+    "jaxlib",
+    "dm-haiku",
+    "optax",
+    "numpy",
+    "scipy",
+    "pandas",
+    "scikit-learn",
+    "causal-learn",
+    "dibs-lib",
+    "snakemake",
+)
 
 
 def package_versions():
@@ -23,5 +36,5 @@ def provenance():
     return {
         "versions": package_versions(),
         "host": platform.node(),
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

@@ -78,7 +78,11 @@ def save_samples(path, samples):
 
 def load_samples(path):
     arrays, metadata = read_npz(path, ("graphs", "theta"), "a PosteriorSamples file")
-    samples = PosteriorSamples(graphs=arrays.pop("graphs").astype(np.uint8), theta=arrays.pop("theta"),
-                               metadata=metadata, log_weights=arrays.pop("log_weights", None),
-                               extras=arrays)
+    samples = PosteriorSamples(
+        graphs=arrays.pop("graphs").astype(np.uint8),
+        theta=arrays.pop("theta"),
+        metadata=metadata,
+        log_weights=arrays.pop("log_weights", None),
+        extras=arrays,
+    )
     return samples.validate(str(path))

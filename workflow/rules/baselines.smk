@@ -12,16 +12,16 @@ rule baseline:
         f"{RESULTS}/{{experiment}}/logs/samples/{{method}}/{{dataset}}.log",
     wildcard_constraints:
         method=id_regex(method_ids("baseline")),
-    params:
-        name=lambda w: method(w)["name"],
-        likelihood=lambda w: method(w)["likelihood"],
-        extra=lambda w: param_args(method(w)["params"]),
+    conda:
+        method_env
     threads: lambda w: method(w)["threads"]
     resources:
         mem_mb=lambda w: method(w)["mem_mb"],
         runtime=lambda w: method(w)["runtime"],
-    conda:
-        method_env
+    params:
+        name=lambda w: method(w)["name"],
+        likelihood=lambda w: method(w)["likelihood"],
+        extra=lambda w: param_args(method(w)["params"]),
     shell:
         "jspgfn baseline {params.name} {input.data} --model {params.likelihood}"
         " --seed {wildcards.dataset} {params.extra} --out {output} > {log} 2>&1"

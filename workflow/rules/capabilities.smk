@@ -10,14 +10,14 @@ rule probe:
         f"{RESULTS}/logs/capabilities/{{method}}.log",
     wildcard_constraints:
         method=id_regex(config["experiments"].get(SMALL, {}).get("methods", [])),
-    params:
-        method=lambda w: json.dumps(method(w)),
+    conda:
+        method_env
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        method_env
+    params:
+        method=lambda w: json.dumps(method(w)),
     shell:
         "jspgfn probe --label {wildcards.method} --method {params.method:q} --out {output:q} > {log:q} 2>&1"
 
@@ -30,11 +30,11 @@ rule capabilities:
         f"{RESULTS}/capabilities.csv",
     log:
         f"{RESULTS}/logs/capabilities.log",
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jspgfn.yaml"
     shell:
         "jspgfn capabilities {input.probes:q} --metrics {input.metrics:q} --out {output:q} > {log:q} 2>&1"

@@ -107,18 +107,23 @@ def load_config(config):
         for i, mid in enumerate(exp["methods"]):
             if mid not in methods:
                 known = ", ".join(sorted(methods)) or "none"
-                config_error(["experiments", eid, "methods", i], f"unknown method '{mid}' (defined in methods: {known})")
+                config_error(
+                    ["experiments", eid, "methods", i], f"unknown method '{mid}' (defined in methods: {known})"
+                )
         if exp["exact"]["enabled"] and (exp["data"]["model"] != "linear" or exp["data"]["d"] > 5):
-            config_error(["experiments", eid, "exact", "enabled"],
-                         "the exact posterior needs data.model linear and data.d <= 5")
+            config_error(
+                ["experiments", eid, "exact", "enabled"], "the exact posterior needs data.model linear and data.d <= 5"
+            )
         if not exp["exact"]["enabled"] and not exp["methods"]:
             config_error(["experiments", eid, "methods"], "no method and no exact posterior: nothing to run")
         shown = {}
         for i, mid in enumerate(exp["methods"]):
             name = methods[mid]["display_name"]
             if name in shown:
-                config_error(["experiments", eid, "methods", i], f"methods '{shown[name]}' and '{mid}' are both "
-                             f"shown as '{name}': give one a display_name")
+                config_error(
+                    ["experiments", eid, "methods", i],
+                    f"methods '{shown[name]}' and '{mid}' are both shown as '{name}': give one a display_name",
+                )
             shown[name] = mid
     return config
 
@@ -151,8 +156,10 @@ def _check_baseline(mid, method):
         config_error(where, f"unknown baseline '{method['name']}' (baselines/ has: {', '.join(specs)})")
     spec = specs[method["name"]]
     if method["likelihood"] not in spec["likelihoods"]:
-        config_error(["methods", mid, "likelihood"], f"baseline '{spec['id']}' supports only "
-                     f"{', '.join(spec['likelihoods'])}, not '{method['likelihood']}'")
+        config_error(
+            ["methods", mid, "likelihood"],
+            f"baseline '{spec['id']}' supports only {', '.join(spec['likelihoods'])}, not '{method['likelihood']}'",
+        )
     problem = spec_module.check_params(spec, method["params"])
     if problem is not None:
         config_error(["methods", mid, "params", problem[0]], problem[1])
@@ -174,6 +181,7 @@ def _check_jspgfn(mid, method):
 
 
 # ----------------------------------------------------------------- helpers used by the rules
+
 
 def experiment(wildcards):
     return config["experiments"][wildcards.experiment]
@@ -232,7 +240,10 @@ FIGURE_SPECS = {
         "table": "metrics.csv",
         "arguments": "metrics --columns edge_rmse edge_pearson theta_cross_entropy --metrics",
     },
-    "figure_d1": {"table": "features.csv", "arguments": "features --kinds edge path markov --methods {methods} --features"},
+    "figure_d1": {
+        "table": "features.csv",
+        "arguments": "features --kinds edge path markov --methods {methods} --features",
+    },
 }
 
 

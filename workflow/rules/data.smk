@@ -6,14 +6,14 @@ rule generate:
         directory(f"{RESULTS}/{{experiment}}/data/{{dataset}}"),
     log:
         f"{RESULTS}/{{experiment}}/logs/generate/{{dataset}}.log",
-    params:
-        data=lambda w: experiment(w)["data"],
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        data=lambda w: experiment(w)["data"],
     shell:
         "jspgfn generate --graph {params.data[graph]} --model {params.data[model]}"
         " --d {params.data[d]} --n {params.data[n]} --n-test {params.data[n_test]}"
@@ -27,13 +27,13 @@ rule resolved_config:
         f"{RESULTS}/config.yaml",
     log:
         f"{RESULTS}/logs/resolved_config.log",
-    params:
-        text=yaml.safe_dump(config, sort_keys=False),
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=100,
         runtime=1,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        text=yaml.safe_dump(config, sort_keys=False),
     shell:
         "printf '%s' {params.text:q} > {output} 2> {log}"

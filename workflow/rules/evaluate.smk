@@ -19,15 +19,15 @@ rule evaluate:
         f"{RESULTS}/{{experiment}}/metrics/{{method}}/{{dataset}}.json",
     log:
         f"{RESULTS}/{{experiment}}/logs/evaluate/{{method}}/{{dataset}}.log",
-    params:
-        exact=lambda w, input: f"--exact {input.exact}" if "exact" in input.keys() else "",
-        display_name=lambda w: method(w)["display_name"],
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        exact=lambda w, input: f"--exact {input.exact}" if "exact" in input.keys() else "",
+        display_name=lambda w: method(w)["display_name"],
     shell:
         "jspgfn evaluate {input.samples} {input.data} {params.exact} --label {wildcards.method}"
         " --display-name {params.display_name:q} --out {output} > {log} 2>&1"
@@ -41,12 +41,12 @@ rule aggregate:
         features=f"{RESULTS}/{{experiment}}/features.csv",
     log:
         f"{RESULTS}/{{experiment}}/logs/aggregate.log",
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/jspgfn.yaml"
     params:
         preset=config["preset"],
     shell:

@@ -9,14 +9,14 @@ rule exact:
         f"{RESULTS}/{{experiment}}/exact/{{dataset}}.npz",
     log:
         f"{RESULTS}/{{experiment}}/logs/exact/{{dataset}}.log",
-    params:
-        exact=lambda w: experiment(w)["exact"],
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        exact=lambda w: experiment(w)["exact"],
     shell:
         "jspgfn exact {input.data} --graph-prior {params.exact[graph_prior]}"
         " --obs-var {params.exact[obs_var]} --prior-var {params.exact[prior_var]}"

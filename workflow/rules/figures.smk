@@ -13,14 +13,14 @@ rule table_d1:
         tex=f"{FIGURES}/table_d1.tex",
     log:
         f"{RESULTS}/logs/figures/table_d1.log",
-    params:
-        stem=lambda w, output: output.pdf[: -len(".pdf")],
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        stem=lambda w, output: output.pdf[: -len(".pdf")],
     shell:
         "jspgfn report table-d1 --metrics {input.metrics:q} --paper {input.paper:q} --out {params.stem:q}"
         " > {log:q} 2>&1"
@@ -35,14 +35,14 @@ rule table_a1:
         tex=f"{FIGURES}/table_a1.tex",
     log:
         f"{RESULTS}/logs/figures/table_a1.log",
-    params:
-        stem=lambda w, output: output.pdf[: -len(".pdf")],
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        stem=lambda w, output: output.pdf[: -len(".pdf")],
     shell:
         "jspgfn report table-a1 --capabilities {input:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -57,14 +57,14 @@ rule figure:
         f"{RESULTS}/logs/figures/{{figure}}.log",
     wildcard_constraints:
         figure=id_regex(FIGURE_SPECS),
-    params:
-        stem=lambda w, output: output.pdf[: -len(".pdf")],
-        arguments=lambda w: figure_arguments(w.figure),
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        stem=lambda w, output: output.pdf[: -len(".pdf")],
+        arguments=lambda w: figure_arguments(w.figure),
     shell:
         "jspgfn report {params.arguments} {input:q} --out {params.stem:q} > {log:q} 2>&1"

@@ -15,18 +15,18 @@ rule jspgfn_train:
         f"{RESULTS}/{{experiment}}/logs/train/{{method}}/{{dataset}}.log",
     wildcard_constraints:
         method=id_regex(method_ids("jspgfn")),
+    conda:
+        "../envs/jspgfn.yaml"
+    threads: lambda w: method(w)["threads"]
+    resources:
+        mem_mb=lambda w: method(w)["mem_mb"],
+        runtime=lambda w: method(w)["runtime"],
     params:
         run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
         likelihood=lambda w: method(w)["likelihood"],
         family=lambda w: method(w)["family"],
         preset=lambda w: method(w)["preset"],
         extra=lambda w: param_args(method(w)["params"]),
-    threads: lambda w: method(w)["threads"]
-    resources:
-        mem_mb=lambda w: method(w)["mem_mb"],
-        runtime=lambda w: method(w)["runtime"],
-    conda:
-        "../envs/jspgfn.yaml"
     shell:
         "jspgfn train {input.data} --model {params.likelihood} --family {params.family} --preset {params.preset}"
         " --seed {wildcards.dataset} {params.extra} --no-progress --out {params.run} >> {log} 2>&1"
@@ -41,15 +41,14 @@ rule jspgfn_sample:
         f"{RESULTS}/{{experiment}}/logs/samples/{{method}}/{{dataset}}.log",
     wildcard_constraints:
         method=id_regex(method_ids("jspgfn")),
-    params:
-        run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
-        num=lambda w: method(w)["num_samples"],
+    conda:
+        "../envs/jspgfn.yaml"
     threads: 1
     resources:
         mem_mb=lambda w: method(w)["mem_mb"],
         runtime=lambda w: method(w)["runtime"],
-    conda:
-        "../envs/jspgfn.yaml"
+    params:
+        run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
+        num=lambda w: method(w)["num_samples"],
     shell:
-        "jspgfn sample {params.run} --num {params.num} --seed {wildcards.dataset}"
-        " --out {output} > {log} 2>&1"
+        "jspgfn sample {params.run} --num {params.num} --seed {wildcards.dataset}" " --out {output} > {log} 2>&1"

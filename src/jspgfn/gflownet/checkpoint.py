@@ -42,6 +42,8 @@ def load(path, template):
         raise JspgfnError(f"{path}: checkpoint structure differs from this run's configuration")
     for new, old in zip(stored, leaves):
         if tuple(new.shape) != tuple(old.shape) or new.dtype != np.dtype(old.dtype):
-            raise JspgfnError(f"{path}: checkpoint array {new.shape}/{new.dtype} does not match "
-                              f"{old.shape}/{old.dtype} (a different configuration or data size)")
+            raise JspgfnError(
+                f"{path}: checkpoint array {new.shape}/{new.dtype} does not match "
+                f"{old.shape}/{old.dtype} (a different configuration or data size)"
+            )
     return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(a) for a in stored]), info

@@ -2,6 +2,7 @@
 
 from jspgfn.errors import JspgfnError
 
+
 def _parse_overrides(items):
     import yaml
 
@@ -17,22 +18,44 @@ def _parse_overrides(items):
 def add_subcommands(sub):
     p = sub.add_parser("train", help="train (or resume) JSP-GFN on a dataset")
     p.add_argument("data", help="dataset folder or CSV file")
-    p.add_argument("--model", default="lingauss",
-                   help="likelihood model: lingauss or mlp-gauss (lingauss-diag / lingauss-full also name the family)")
-    p.add_argument("--family", default=None, choices=["diag", "full"],
-                   help="posterior family of P(theta | G): diagonal (default) or full covariance")
+    p.add_argument(
+        "--model",
+        default="lingauss",
+        help="likelihood model: lingauss or mlp-gauss (lingauss-diag / lingauss-full also name the family)",
+    )
+    p.add_argument(
+        "--family",
+        default=None,
+        choices=["diag", "full"],
+        help="posterior family of P(theta | G): diagonal (default) or full covariance",
+    )
     p.add_argument("--preset", default="quick", help="smoke, quick or paper")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--set", "--param", dest="set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a training option, e.g. --set num_iterations=5000 (repeatable; "
-                        "value parsed as YAML/JSON)")
+    p.add_argument(
+        "--set",
+        "--param",
+        dest="set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a training option, e.g. --set num_iterations=5000 (repeatable; value parsed as YAML/JSON)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--max-iterations", type=int, default=None, metavar="N",
-                   help="train at most up to iteration N in this invocation (checkpoint there); "
-                        "the same command without it continues to num_iterations")
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                   help="stop at the first chunk boundary after SECONDS of wall time in this "
-                        "invocation (checkpoint there)")
+    p.add_argument(
+        "--max-iterations",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train at most up to iteration N in this invocation (checkpoint there); "
+        "the same command without it continues to num_iterations",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop at the first chunk boundary after SECONDS of wall time in this invocation (checkpoint there)",
+    )
     p.add_argument("--out", required=True, help="run folder (resumed if it has a checkpoint)")
     p.set_defaults(run=_run_train)
 
@@ -40,8 +63,11 @@ def add_subcommands(sub):
     p.add_argument("run_dir", help="run folder written by `jspgfn train`")
     p.add_argument("--num", type=int, default=1000, help="number of samples K")
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
-    p.add_argument("--log-pt", action="store_true",
-                   help="also estimate log P_T(G, theta) (beam search + Monte Carlo, appendix D.3.2)")
+    p.add_argument(
+        "--log-pt",
+        action="store_true",
+        help="also estimate log P_T(G, theta) (beam search + Monte Carlo, appendix D.3.2)",
+    )
     p.add_argument("--beam-size", type=int, default=16)
     p.add_argument("--mc-samples", type=int, default=64)
     p.add_argument("--out", required=True, help="samples.npz to write")
@@ -55,12 +81,24 @@ def _run_train(args):
 
     from jspgfn.gflownet.train import train
 
-    trainer, _, info = train(args.data, args.model, args.preset, args.seed, args.out,
-                             overrides=_parse_overrides(args.set), progress=not args.no_progress,
-                             max_iterations=args.max_iterations, time_limit=args.time_limit, family=args.family)
+    trainer, _, info = train(
+        args.data,
+        args.model,
+        args.preset,
+        args.seed,
+        args.out,
+        overrides=_parse_overrides(args.set),
+        progress=not args.no_progress,
+        max_iterations=args.max_iterations,
+        time_limit=args.time_limit,
+        family=args.family,
+    )
     if not info["finished"]:
-        print(f"jspgfn: stopped at iteration {info['iteration']} of {trainer.cfg.num_iterations} "
-              f"({info['stop_reason']}); run the same command again to resume", file=sys.stderr)
+        print(
+            f"jspgfn: stopped at iteration {info['iteration']} of {trainer.cfg.num_iterations} "
+            f"({info['stop_reason']}); run the same command again to resume",
+            file=sys.stderr,
+        )
         return 3
     print(f"trained {args.out}: {info['iteration']} iterations, {info['wall_seconds']:.0f} s")
 

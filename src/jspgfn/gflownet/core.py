@@ -16,7 +16,8 @@ import numpy as np
 import optax
 
 from jspgfn.gflownet import env as envlib
-from jspgfn.gflownet import policy, replay as replaylib
+from jspgfn.gflownet import policy
+from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet.loss import LossConfig, subtb_loss
 from jspgfn.gflownet.networks import NetConfig, make_network
 
@@ -31,22 +32,38 @@ class TrainState(NamedTuple):
 
 
 def net_config(cfg, family):
-    return NetConfig(embed_dim=cfg.embed_dim, mlp_hidden=cfg.mlp_hidden, num_heads=cfg.num_heads,
-                     key_size=cfg.key_size, theta_hidden=cfg.theta_hidden, init_scale=cfg.init_scale,
-                     ffn=cfg.ffn, theta_layers=cfg.theta_layers,
-                     family=family)
+    return NetConfig(
+        embed_dim=cfg.embed_dim,
+        mlp_hidden=cfg.mlp_hidden,
+        num_heads=cfg.num_heads,
+        key_size=cfg.key_size,
+        theta_hidden=cfg.theta_hidden,
+        init_scale=cfg.init_scale,
+        ffn=cfg.ffn,
+        theta_layers=cfg.theta_layers,
+        family=family,
+    )
 
 
 def loss_config(cfg):
-    return LossConfig(num_theta_samples=cfg.num_theta_samples, huber_delta=cfg.huber_delta,
-                      residual_scale=cfg.residual_scale, penalty=cfg.penalty, max_parents=cfg.max_parents,
-                      noise_pool=cfg.noise_pool)
+    return LossConfig(
+        num_theta_samples=cfg.num_theta_samples,
+        huber_delta=cfg.huber_delta,
+        residual_scale=cfg.residual_scale,
+        penalty=cfg.penalty,
+        max_parents=cfg.max_parents,
+        noise_pool=cfg.noise_pool,
+    )
 
 
 def make_optimizer(cfg):
     schedule = optax.warmup_cosine_decay_schedule(
-        0.0, cfg.learning_rate, max(1, cfg.warmup), max(cfg.num_iterations, cfg.warmup + 1),
-        cfg.learning_rate * cfg.end_learning_rate_factor)
+        0.0,
+        cfg.learning_rate,
+        max(1, cfg.warmup),
+        max(cfg.num_iterations, cfg.warmup + 1),
+        cfg.learning_rate * cfg.end_learning_rate_factor,
+    )
     return optax.chain(optax.clip_by_global_norm(cfg.grad_clip), optax.adam(schedule))
 
 
@@ -109,8 +126,19 @@ class Trainer:
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
 
     def loss(self, params, graphs, actions, key, x, interventions=None):
-        return subtb_loss(params, self.network.apply, self.model, self.graph_prior, graphs, actions,
-                          key, x, self.data.shape[0], loss_config(self.cfg), interventions)
+        return subtb_loss(
+            params,
+            self.network.apply,
+            self.model,
+            self.graph_prior,
+            graphs,
+            actions,
+            key,
+            x,
+            self.data.shape[0],
+            loss_config(self.cfg),
+            interventions,
+        )
 
     def iteration(self, state, _=None):
         cfg = self.cfg
@@ -126,7 +154,8 @@ class Trainer:
             x = x[rows]
             interventions = None if interventions is None else interventions[rows]
         (loss, metrics), grads = jax.value_and_grad(self.loss, has_aux=True)(
-            state.params, graphs, acts, k_theta, x, interventions)
+            state.params, graphs, acts, k_theta, x, interventions
+        )
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         new = TrainState(params, opt_state, env, replay, key, state.step + 1)
@@ -148,6 +177,7 @@ class Trainer:
 @functools.partial(jax.jit, static_argnums=(3, 4))
 def _prefill(env, replay, key, steps, max_parents):
     """Fill the replay buffer with `steps` uniform-policy steps of every environment."""
+
     def body(carry, k):
         env, replay = carry
         amask = envlib.action_mask(env, max_parents)

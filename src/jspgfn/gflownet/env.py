@@ -50,8 +50,10 @@ def must_stop(mask_edges):
 def add_edges(state, sources, targets):
     """Add edge sources[b] -> targets[b] to every graph b (assumed valid)."""
     d = state.adjacency.shape[-1]
-    onehot = (jax.nn.one_hot(sources, d, dtype=jnp.uint8)[:, :, None]
-              * jax.nn.one_hot(targets, d, dtype=jnp.uint8)[:, None, :])
+    onehot = (
+        jax.nn.one_hot(sources, d, dtype=jnp.uint8)[:, :, None]
+        * jax.nn.one_hot(targets, d, dtype=jnp.uint8)[:, None, :]
+    )
     adjacency = state.adjacency | onehot
     closure = jax.vmap(update_closure_jax)(state.closure, sources, targets)
     return EnvState(adjacency, closure)

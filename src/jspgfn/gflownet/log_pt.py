@@ -28,8 +28,9 @@ def _log_edges(apply_fn, params, adjacency, max_parents):
     """log P(G + (i->j) | G) [n, d, d] and log P(stop | G) [n] for graphs [n, d, d]."""
     out = apply_fn(params, adjacency)
     state = envlib.EnvState(adjacency, envlib.closure_of(adjacency))
-    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"],
-                                                  envlib.edge_mask(state, max_parents))
+    log_stop, log_edges = policy.log_policy_edges(
+        out["stop_logit"], out["edge_logits"], envlib.edge_mask(state, max_parents)
+    )
     return log_edges, log_stop
 
 
@@ -71,8 +72,8 @@ class TrajectoryScorer:
         act = edges[orders.reshape(-1)]
         total = np.empty(m * k)
         for s in range(0, m * k, chunk):
-            le, _ = self.log_edges(flat[s:s + chunk])
-            total[s:s + chunk] = le[np.arange(len(le)), act[s:s + chunk, 0], act[s:s + chunk, 1]]
+            le, _ = self.log_edges(flat[s : s + chunk])
+            total[s : s + chunk] = le[np.arange(len(le)), act[s : s + chunk, 0], act[s : s + chunk, 1]]
         return total.reshape(m, k).sum(axis=1)
 
 
@@ -124,20 +125,22 @@ def log_prob_graph(scorer, graph, rng, beam_size=16, num_samples=64, max_tries=1
     return float(np.logaddexp(log_top, log_rest + log_mc))
 
 
-def log_prob_terminating(apply_fn, model, params, graphs, theta, seed=0, beam_size=16, num_samples=64,
-                         max_parents=None):
+def log_prob_terminating(
+    apply_fn, model, params, graphs, theta, seed=0, beam_size=16, num_samples=64, max_parents=None
+):
     """Estimates of log P_T(G_k, theta_k) for graphs uint8 [K, d, d], theta [K, ...] (model layout): [K]."""
     graphs = np.asarray(graphs, np.uint8)
     d = graphs.shape[-1]
     scorer = TrajectoryScorer(apply_fn, params, d, max_parents)
     rng = np.random.default_rng(seed)
     log_g = np.array([log_prob_graph(scorer, g, rng, beam_size, num_samples) for g in graphs])
-    log_stop = np.concatenate([scorer.log_edges(graphs[s:s + 1024])[1] for s in range(0, len(graphs), 1024)])
+    log_stop = np.concatenate([scorer.log_edges(graphs[s : s + 1024])[1] for s in range(0, len(graphs), 1024)])
     theta_nodes = np.asarray(jax.vmap(model.to_node_params)(jnp.asarray(theta, jnp.float32)))
     log_q = []
     for s in range(0, len(graphs), 1024):
-        g, n = _padded(graphs[s:s + 1024])
-        t = np.concatenate([theta_nodes[s:s + 1024],
-                            np.zeros((len(g) - n,) + theta_nodes.shape[1:], theta_nodes.dtype)])
+        g, n = _padded(graphs[s : s + 1024])
+        t = np.concatenate(
+            [theta_nodes[s : s + 1024], np.zeros((len(g) - n,) + theta_nodes.shape[1:], theta_nodes.dtype)]
+        )
         log_q.append(np.asarray(_log_theta(apply_fn, model, params, g, jnp.asarray(t)))[:n])
     return log_g + log_stop + np.concatenate(log_q)

@@ -65,6 +65,7 @@ def log_rewards(model, graph_prior, theta_nodes, graphs, x, num_total, intervent
     if isinstance(model, LinearGaussian) and interventions is None:
         loglik = _linear_gaussian_loglik(model, theta_nodes, g, x)
     else:
+
         def one(theta_n, graph):
             return model.log_likelihood(model.from_node_params(theta_n), graph, x, interventions)
 
@@ -87,8 +88,7 @@ def _linear_gaussian_loglik(model, theta_nodes, graphs, x):
     return -0.5 * sse / model.obs_var - 0.5 * m * d * jnp.log(2 * jnp.pi * model.obs_var)
 
 
-def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, num_total, cfg,
-               interventions=None):
+def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, num_total, cfg, interventions=None):
     """The JSP-GFN loss on a batch of transitions.
 
     Args:
@@ -112,7 +112,8 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
 
     node_mask = policy.node_mask_of(model, both)  # [2B, d, P]
     theta = jax.lax.stop_gradient(
-        policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, s, cfg.noise_pool, groups=2))  # [2B, S, d, P]
+        policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, s, cfg.noise_pool, groups=2)
+    )  # [2B, S, d, P]
     log_q = policy.theta_log_prob(out, theta, node_mask)  # [2B, S]
     log_r = log_rewards(model, graph_prior, theta, both, x, num_total, interventions)  # [2B, S], no grad
     log_pt = log_stop[:, None] + log_q  # log P(theta | G)
@@ -135,14 +136,15 @@ def score_penalty(out, model, graph_prior, theta, graphs, node_mask, x, num_tota
 
     Every denominator is guarded: the empty graph has no active linear parameters.
     """
+
     def log_q_sum(t):
         return jnp.sum(policy.theta_log_prob(out, t, node_mask))
 
     def log_r_sum(t):
         return jnp.sum(log_rewards(model, graph_prior, t, graphs, x, num_total, interventions))
 
-    diff = (jax.grad(log_q_sum)(theta) - jax.lax.stop_gradient(jax.grad(log_r_sum)(theta)))
+    diff = jax.grad(log_q_sum)(theta) - jax.lax.stop_gradient(jax.grad(log_r_sum)(theta))
     diff = diff * node_mask[:, None]
     num_active = jnp.maximum(node_mask.sum(axis=(-2, -1)), 1.0)[:, None]  # [2B, 1]
-    per = jnp.sum(diff ** 2, axis=(-2, -1)) / num_active
+    per = jnp.sum(diff**2, axis=(-2, -1)) / num_active
     return jnp.mean(per) / jnp.maximum(float(num_total), 1.0) ** 2

@@ -14,8 +14,15 @@ import numpy as np
 DISPLAY_NAME = "JSP-GFN"
 # DAGs by construction (acyclic actions only), the max_parents option of the environment, a trained
 # sampler, mini-batch rewards (minibatch_rows); no categorical likelihood model yet.
-CAPABILITIES = {"joint": True, "nonlinear": True, "dag_support": True, "discrete": False, "max_parents": True,
-                "sampler": True, "minibatch": True}
+CAPABILITIES = {
+    "joint": True,
+    "nonlinear": True,
+    "dag_support": True,
+    "discrete": False,
+    "max_parents": True,
+    "sampler": True,
+    "minibatch": True,
+}
 
 
 def display_name(family):
@@ -40,29 +47,51 @@ def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64):
     trainer, state, info, config = load_run(run_dir)
     start = time.time()
     apply_fn, d = trainer.network.apply, trainer.num_variables
-    graphs, theta = sample_joint(apply_fn, trainer.model, state.params, jax.random.PRNGKey(seed), num, d,
-                                 trainer.cfg.max_parents)
+    graphs, theta = sample_joint(
+        apply_fn, trainer.model, state.params, jax.random.PRNGKey(seed), num, d, trainer.cfg.max_parents
+    )
     extras = {}
     if log_pt:
         from jspgfn.gflownet.log_pt import log_prob_terminating
 
         extras["log_prob_terminating"] = log_prob_terminating(
-            apply_fn, trainer.model, state.params, graphs, theta, seed, beam_size, mc_samples,
-            trainer.cfg.max_parents)
-    metadata = {"method": "jspgfn", "display_name": display_name(trainer.family), "model": config["model"],
-                "family": trainer.family, "model_kwargs": config["model_kwargs"],
-                "graph_prior": trainer.cfg.graph_prior, "seed": config["seed"], "sample_seed": seed,
-                "wall_seconds": float(info["wall_seconds"]), "sampling_seconds": time.time() - start,
-                "iterations": int(info["iteration"]), "preset": config["preset"],
-                "hyperparameters": config["train_config"], "theta_layout": trainer.model.layout(d),
-                "data": config.get("data", ""), "provenance": provenance.provenance()}
+            apply_fn, trainer.model, state.params, graphs, theta, seed, beam_size, mc_samples, trainer.cfg.max_parents
+        )
+    metadata = {
+        "method": "jspgfn",
+        "display_name": display_name(trainer.family),
+        "model": config["model"],
+        "family": trainer.family,
+        "model_kwargs": config["model_kwargs"],
+        "graph_prior": trainer.cfg.graph_prior,
+        "seed": config["seed"],
+        "sample_seed": seed,
+        "wall_seconds": float(info["wall_seconds"]),
+        "sampling_seconds": time.time() - start,
+        "iterations": int(info["iteration"]),
+        "preset": config["preset"],
+        "hyperparameters": config["train_config"],
+        "theta_layout": trainer.model.layout(d),
+        "data": config.get("data", ""),
+        "provenance": provenance.provenance(),
+    }
     if log_pt:
         metadata["log_pt"] = {"beam_size": beam_size, "mc_samples": mc_samples}
     return PosteriorSamples(graphs=graphs, theta=np.asarray(theta, np.float64), metadata=metadata, extras=extras)
 
 
-def fit(dataset, likelihood, seed, *, family="diag", preset="quick", num_samples=1000, overrides=None,
-        run_dir=None, progress=False):
+def fit(
+    dataset,
+    likelihood,
+    seed,
+    *,
+    family="diag",
+    preset="quick",
+    num_samples=1000,
+    overrides=None,
+    run_dir=None,
+    progress=False,
+):
     """Train JSP-GFN on a Dataset and draw num_samples (G, theta) pairs (sampling seed = seed).
 
     run_dir: where the run folder goes (kept, resumable); None = a temporary folder, removed after.

@@ -81,8 +81,9 @@ class Backbone(hk.Module):
         x = _layer_norm("gn_norm")(nodes[None] + update)  # [B, d, E]
 
         # Self-attention block over the d nodes.
-        attn = hk.MultiHeadAttention(cfg.num_heads, cfg.key_size, model_size=e,
-                                     w_init=hk.initializers.VarianceScaling(1.0), name="attention")
+        attn = hk.MultiHeadAttention(
+            cfg.num_heads, cfg.key_size, model_size=e, w_init=hk.initializers.VarianceScaling(1.0), name="attention"
+        )
         x = _layer_norm("attn_norm")(x + attn(x, x, x))
         if cfg.ffn:
             x = _layer_norm("ffn_norm")(x + _mlp([h, e], "ffn")(x))
@@ -100,11 +101,11 @@ class Backbone(hk.Module):
 class PolicyNet(hk.Module):
     """All heads. __call__(adjacency [B, d, d]) -> dict:
 
-      stop_logit [B]        logit of P(stop | G)
-      edge_logits [B, d, d] unmasked logits u_i . v_j / sqrt(E) of adding i -> j
-                            (v_j = x_j, the bilinear map folded into u; see Backbone)
-      loc, scale [B, d, P]  per-node Gaussian over theta_i (node layout, P params)
-      tril [B, d, P, P]     (family "full") Cholesky factor of the covariance
+    stop_logit [B]        logit of P(stop | G)
+    edge_logits [B, d, d] unmasked logits u_i . v_j / sqrt(E) of adding i -> j
+                          (v_j = x_j, the bilinear map folded into u; see Backbone)
+    loc, scale [B, d, P]  per-node Gaussian over theta_i (node layout, P params)
+    tril [B, d, P, P]     (family "full") Cholesky factor of the covariance
     """
 
     def __init__(self, cfg, params_per_node, name="policy"):
@@ -121,8 +122,10 @@ class PolicyNet(hk.Module):
 
         # theta head: MLP [H, H] on [w_i, g] with w_i = W x_i folded into the first layer,
         # whose g part is computed once per graph.
-        first = hk.Linear(cfg.theta_hidden, name="theta_w")(x) + \
-            hk.Linear(cfg.theta_hidden, with_bias=False, name="theta_g")(g)[:, None, :]
+        first = (
+            hk.Linear(cfg.theta_hidden, name="theta_w")(x)
+            + hk.Linear(cfg.theta_hidden, with_bias=False, name="theta_g")(g)[:, None, :]
+        )
         hidden = jax.nn.relu(first)
         if cfg.theta_layers >= 2:
             hidden = jax.nn.relu(hk.Linear(cfg.theta_hidden, name="theta_hidden")(hidden))
@@ -130,10 +133,13 @@ class PolicyNet(hk.Module):
         loc = hk.Linear(p, w_init=zeros, name="theta_loc")(hidden)
         # softplus(raw) = init_scale at initialisation.
         scale_bias = math.log(math.expm1(cfg.init_scale))
-        raw = hk.Linear(p, w_init=hk.initializers.VarianceScaling(0.01),
-                        b_init=hk.initializers.Constant(scale_bias), name="theta_scale")(hidden)
-        out = {"stop_logit": stop_logit, "edge_logits": edge_logits,
-               "loc": loc, "scale": jax.nn.softplus(raw) + 1e-6}
+        raw = hk.Linear(
+            p,
+            w_init=hk.initializers.VarianceScaling(0.01),
+            b_init=hk.initializers.Constant(scale_bias),
+            name="theta_scale",
+        )(hidden)
+        out = {"stop_logit": stop_logit, "edge_logits": edge_logits, "loc": loc, "scale": jax.nn.softplus(raw) + 1e-6}
         if cfg.family == "full":
             n_off = p * (p - 1) // 2
             off = hk.Linear(n_off, w_init=zeros, name="theta_tril")(hidden)  # [B, d, n_off]

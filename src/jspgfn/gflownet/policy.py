@@ -101,10 +101,9 @@ def theta_log_prob(out, theta, node_mask):
         eye = jnp.eye(p)
         cov_m = cov * m[..., :, None] * m[..., None, :] + eye * (1.0 - m)[..., None, :]
         chol = jnp.linalg.cholesky(cov_m + 1e-9 * eye)  # [B, d, P, P]
-        z = jax.scipy.linalg.solve_triangular(
-            chol[:, None], diff[..., None], lower=True)[..., 0]  # [B, S, d, P]
+        z = jax.scipy.linalg.solve_triangular(chol[:, None], diff[..., None], lower=True)[..., 0]  # [B, S, d, P]
         log_det = jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # [B, d]
-        quad = jnp.sum(z ** 2, axis=-1)  # [B, S, d]
+        quad = jnp.sum(z**2, axis=-1)  # [B, S, d]
         per_node = -0.5 * quad - log_det[:, None] - 0.5 * _LOG_2PI * m.sum(-1)[:, None]
         return per_node.sum(-1)
     # Per-graph terms are computed once, not once per theta sample.

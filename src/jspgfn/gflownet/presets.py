@@ -3,8 +3,9 @@
 smoke: CI, a few seconds. quick: 6000 iterations, about 2 minutes per d=5 dataset on
 2 CPU cores (edge RMSE ~0.02 against the exact posterior).
 paper: the quick settings (measured here) run 5 times longer, 30,000 iterations (about 7
-minutes per d=5 dataset on 2 cores, extrapolated from the quick preset's rate; not run here); the released code's own budget (100k iterations, batch
-32..256, lr 1e-5..1e-4) converged slowly here (FACTS.md), so its settings are not copied.
+minutes per d=5 dataset on 2 cores, extrapolated from the quick preset's rate; not run here);
+the released code's own budget (100k iterations, batch 32..256, lr 1e-5..1e-4) converged slowly
+here (FACTS.md), so its settings are not copied.
 Any field can be overridden (`jspgfn train --set key=value`).
 """
 
@@ -79,9 +80,21 @@ def option_problem(key, value):
 
 
 PRESETS = {
-    "smoke": TrainConfig(num_iterations=60, iterations_per_dispatch=20, prefill=50, num_envs=4,
-                         batch_size=16, num_theta_samples=2, replay_capacity=2000,
-                         embed_dim=32, mlp_hidden=32, theta_hidden=32, num_heads=2, key_size=16, warmup=10),
+    "smoke": TrainConfig(
+        num_iterations=60,
+        iterations_per_dispatch=20,
+        prefill=50,
+        num_envs=4,
+        batch_size=16,
+        num_theta_samples=2,
+        replay_capacity=2000,
+        embed_dim=32,
+        mlp_hidden=32,
+        theta_hidden=32,
+        num_heads=2,
+        key_size=16,
+        warmup=10,
+    ),
     "quick": TrainConfig(num_iterations=6000),
     "paper": TrainConfig(num_iterations=30_000, iterations_per_dispatch=500, warmup=500),
 }

@@ -19,8 +19,12 @@ class Replay(NamedTuple):
 
 
 def init(capacity, num_variables):
-    return Replay(jnp.zeros((capacity, num_variables, num_variables), jnp.uint8),
-                  jnp.zeros((capacity,), jnp.int32), jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+    return Replay(
+        jnp.zeros((capacity, num_variables, num_variables), jnp.uint8),
+        jnp.zeros((capacity,), jnp.int32),
+        jnp.zeros((), jnp.int32),
+        jnp.zeros((), jnp.int32),
+    )
 
 
 def add(replay, graphs, actions, valid):
@@ -32,8 +36,9 @@ def add(replay, graphs, actions, valid):
     new_graphs = replay.graphs.at[positions].set(graphs.astype(jnp.uint8), mode="drop")
     new_actions = replay.actions.at[positions].set(actions.astype(jnp.int32), mode="drop")
     count = valid.sum()
-    return Replay(new_graphs, new_actions, (replay.index + count) % capacity,
-                  jnp.minimum(replay.size + count, capacity))
+    return Replay(
+        new_graphs, new_actions, (replay.index + count) % capacity, jnp.minimum(replay.size + count, capacity)
+    )
 
 
 def sample(replay, key, batch_size):

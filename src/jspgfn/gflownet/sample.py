@@ -31,8 +31,9 @@ def _sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents)
         added = envlib.add_edges(state, safe // d, safe % d)
         stop = done | (actions == d * d)
         keep = stop[:, None, None]
-        state = envlib.EnvState(jnp.where(keep, state.adjacency, added.adjacency),
-                                jnp.where(keep, state.closure, added.closure))
+        state = envlib.EnvState(
+            jnp.where(keep, state.adjacency, added.adjacency), jnp.where(keep, state.closure, added.closure)
+        )
         return (state, stop), None
 
     init = (envlib.reset(num, d), jnp.zeros((num,), bool))
@@ -45,8 +46,11 @@ def sample_graphs(apply_fn, params, key, num, num_variables, max_parents=None, c
     out = []
     for i, k in enumerate(jax.random.split(key, -(-num // chunk))):
         size = min(chunk, num - i * chunk)
-        out.append(np.asarray(_sample_graphs_chunk(apply_fn, params, k, chunk if num > chunk else size,
-                                                   num_variables, max_parents))[:size])
+        out.append(
+            np.asarray(
+                _sample_graphs_chunk(apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents)
+            )[:size]
+        )
     return np.concatenate(out, axis=0).astype(np.uint8)
 
 
@@ -63,10 +67,10 @@ def sample_theta_given(apply_fn, model, params, key, graphs, chunk=1024):
     res = []
     graphs = np.asarray(graphs, np.uint8)
     for i, k in enumerate(jax.random.split(key, -(-len(graphs) // chunk))):
-        part = graphs[i * chunk:(i + 1) * chunk]
+        part = graphs[i * chunk : (i + 1) * chunk]
         pad = (chunk if len(graphs) > chunk else len(part)) - len(part)
         padded = np.concatenate([part, np.zeros((pad,) + part.shape[1:], np.uint8)]) if pad else part
-        res.append(np.asarray(_theta_chunk(apply_fn, model, params, k, jnp.asarray(padded)))[:len(part)])
+        res.append(np.asarray(_theta_chunk(apply_fn, model, params, k, jnp.asarray(padded)))[: len(part)])
     return np.concatenate(res, axis=0)
 
 

@@ -34,8 +34,10 @@ def enable_compilation_cache():
     path = os.environ.get("JAX_COMPILATION_CACHE_DIR")
     if path:
         jax.config.update("jax_compilation_cache_dir", path)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs",
-                          float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")))
+        jax.config.update(
+            "jax_persistent_cache_min_compile_time_secs",
+            float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")),
+        )
 
 
 def _data_array(data):
@@ -99,11 +101,20 @@ def make_config(x, model_name, preset, seed, overrides, data_source="", interven
     cfg = get_preset(preset, **(overrides or {}))
     likelihood, family = resolve_model(model_name, family)
     model = get_model(likelihood)
-    return {"model": likelihood, "family": family, "model_kwargs": model.kwargs(), "preset": preset,
-            "seed": int(seed), "overrides": dict(overrides or {}), "train_config": cfg.to_dict(),
-            "num_variables": int(x.shape[1]), "num_rows": int(x.shape[0]),
-            "data": str(data_source), "data_sha256": _data_hash(x, interventions),
-            "interventional": interventions is not None}
+    return {
+        "model": likelihood,
+        "family": family,
+        "model_kwargs": model.kwargs(),
+        "preset": preset,
+        "seed": int(seed),
+        "overrides": dict(overrides or {}),
+        "train_config": cfg.to_dict(),
+        "num_variables": int(x.shape[1]),
+        "num_rows": int(x.shape[0]),
+        "data": str(data_source),
+        "data_sha256": _data_hash(x, interventions),
+        "interventional": interventions is not None,
+    }
 
 
 def _data_hash(x, interventions):
@@ -127,20 +138,34 @@ def _check_same_run(old, new, run_dir):
             diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
             if diff:
                 changes = ", ".join(f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in diff)
-                raise JspgfnError(f"{run_dir}: existing run has other training options ({changes}); "
-                                  "use a new --out folder")
+                raise JspgfnError(
+                    f"{run_dir}: existing run has other training options ({changes}); use a new --out folder"
+                )
             continue
         if a != b:
             if key == "num_variables":
-                raise JspgfnError(f"{run_dir}: run was trained on d={a} variables, the data has "
-                                  f"d={b}; use a new --out folder")
+                raise JspgfnError(
+                    f"{run_dir}: run was trained on d={a} variables, the data has d={b}; use a new --out folder"
+                )
             what = "data" if key in ("num_rows", "data_sha256") else key
-            raise JspgfnError(f"{run_dir}: existing run differs in {what} ({str(a)[:40]!r} vs "
-                              f"{str(b)[:40]!r}); use a new --out folder")
+            raise JspgfnError(
+                f"{run_dir}: existing run differs in {what} ({str(a)[:40]!r} vs "
+                f"{str(b)[:40]!r}); use a new --out folder"
+            )
 
 
-def train(data, model_name="lingauss", preset="quick", seed=0, out="run", overrides=None,
-          progress=True, max_iterations=None, time_limit=None, family=None):
+def train(
+    data,
+    model_name="lingauss",
+    preset="quick",
+    seed=0,
+    out="run",
+    overrides=None,
+    progress=True,
+    max_iterations=None,
+    time_limit=None,
+    family=None,
+):
     """Train (or resume) a JSP-GFN run in folder `out`. Returns (trainer, state, info).
 
     model_name: the likelihood (lingauss, mlp-gauss, or a combined name such as lingauss-full);
@@ -159,12 +184,13 @@ def train(data, model_name="lingauss", preset="quick", seed=0, out="run", overri
     from jspgfn.gflownet import checkpoint
 
     call_start = time.time()
-    if max_iterations is not None and (isinstance(max_iterations, bool)
-                                       or not isinstance(max_iterations, (int, np.integer))
-                                       or max_iterations < 1):
+    if max_iterations is not None and (
+        isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1
+    ):
         raise JspgfnError(f"max_iterations must be a positive integer, got {max_iterations!r}")
-    if time_limit is not None and not (isinstance(time_limit, (int, float, np.number))
-                                       and not isinstance(time_limit, bool) and time_limit > 0):
+    if time_limit is not None and not (
+        isinstance(time_limit, (int, float, np.number)) and not isinstance(time_limit, bool) and time_limit > 0
+    ):
         raise JspgfnError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     enable_compilation_cache()
     run = Path(out)
@@ -196,36 +222,42 @@ def train(data, model_name="lingauss", preset="quick", seed=0, out="run", overri
         bar = tqdm(total=cfg.num_iterations, initial=done, unit="it", desc="jspgfn train", dynamic_ncols=True)
     last_save = time.time()
     start_wall = time.time() - float(info["wall_seconds"])
-    metrics_file = open(run / "metrics.jsonl", "a")
-    try:
-        while done < target:
-            n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
-            tick = time.time()
-            state, metrics = trainer.run_chunk(state, n)
-            loss = float(metrics["loss"])  # blocks until the chunk is done
-            done += n
-            rate = n / max(time.time() - tick, 1e-9)
-            if not np.isfinite(loss):
-                raise FloatingPointError(f"non-finite loss at iteration {done}")
-            metrics_file.write(json.dumps({"iteration": done, "loss": loss,
-                                           "abs_delta": float(metrics["abs_delta"]),
-                                           "iterations_per_second": rate}) + "\n")
-            metrics_file.flush()
+    with open(run / "metrics.jsonl", "a") as metrics_file:
+        try:
+            while done < target:
+                n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
+                tick = time.time()
+                state, metrics = trainer.run_chunk(state, n)
+                loss = float(metrics["loss"])  # blocks until the chunk is done
+                done += n
+                rate = n / max(time.time() - tick, 1e-9)
+                if not np.isfinite(loss):
+                    raise FloatingPointError(f"non-finite loss at iteration {done}")
+                metrics_file.write(
+                    json.dumps(
+                        {
+                            "iteration": done,
+                            "loss": loss,
+                            "abs_delta": float(metrics["abs_delta"]),
+                            "iterations_per_second": rate,
+                        }
+                    )
+                    + "\n"
+                )
+                metrics_file.flush()
+                if bar is not None:
+                    bar.update(n)
+                    bar.set_postfix(loss=f"{loss:.3f}", its=f"{rate:.1f}/s")
+                info = {"iteration": done, "wall_seconds": time.time() - start_wall}
+                out_of_time = time_limit is not None and done < target and time.time() - call_start >= time_limit
+                if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
+                    checkpoint.save(run / CHECKPOINT, state, info)
+                    last_save = time.time()
+                if out_of_time:
+                    break
+        finally:
             if bar is not None:
-                bar.update(n)
-                bar.set_postfix(loss=f"{loss:.3f}", its=f"{rate:.1f}/s")
-            info = {"iteration": done, "wall_seconds": time.time() - start_wall}
-            out_of_time = (time_limit is not None and done < target
-                           and time.time() - call_start >= time_limit)
-            if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
-                checkpoint.save(run / CHECKPOINT, state, info)
-                last_save = time.time()
-            if out_of_time:
-                break
-    finally:
-        metrics_file.close()
-        if bar is not None:
-            bar.close()
+                bar.close()
     if done >= target and not (run / CHECKPOINT).is_file():
         checkpoint.save(run / CHECKPOINT, state, info)
     info = dict(info, iteration=done, finished=done >= cfg.num_iterations, stop_reason=None)
@@ -249,6 +281,8 @@ def load_run(run_dir):
     if info["iteration"] < trainer.cfg.num_iterations:
         import warnings
 
-        warnings.warn(f"{run}: training is unfinished ({info['iteration']} of "
-                      f"{trainer.cfg.num_iterations} iterations)")
+        warnings.warn(
+            f"{run}: training is unfinished ({info['iteration']} of {trainer.cfg.num_iterations} iterations)",
+            stacklevel=2,
+        )
     return trainer, state, info, config

@@ -17,8 +17,12 @@ from jspgfn.models.mlp import MLPGaussian
 LIKELIHOODS = {"lingauss": LinearGaussian, "mlp-gauss": MLPGaussian}
 FAMILIES = ("diag", "full")
 # Earlier names: name -> (likelihood, family or None when the name does not say).
-COMBINED_NAMES = {"lingauss-diag": ("lingauss", "diag"), "lingauss-full": ("lingauss", "full"),
-                  "linear": ("lingauss", None), "mlp": ("mlp-gauss", None)}
+COMBINED_NAMES = {
+    "lingauss-diag": ("lingauss", "diag"),
+    "lingauss-full": ("lingauss", "full"),
+    "linear": ("lingauss", None),
+    "mlp": ("mlp-gauss", None),
+}
 
 
 def parse_model_name(name):
@@ -42,5 +46,16 @@ def model_from_metadata(metadata):
     return get_model(metadata["model"], **metadata.get("model_kwargs", {}))
 
 
-__all__ = ["LikelihoodModel", "LinearGaussian", "MLPGaussian", "GraphPrior", "get_graph_prior", "get_model",
-           "model_from_metadata", "parse_model_name", "log_reward", "LIKELIHOODS", "FAMILIES"]
+__all__ = [
+    "LikelihoodModel",
+    "LinearGaussian",
+    "MLPGaussian",
+    "GraphPrior",
+    "get_graph_prior",
+    "get_model",
+    "model_from_metadata",
+    "parse_model_name",
+    "log_reward",
+    "LIKELIHOODS",
+    "FAMILIES",
+]

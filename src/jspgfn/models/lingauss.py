@@ -34,5 +34,8 @@ class LinearGaussian(LikelihoodModel):
         return jnp.swapaxes(node_params, -1, -2)
 
     def layout(self, num_variables):
-        return {"kind": "linear", "shape": [num_variables, num_variables],
-                "meaning": "theta[i, j] = weight of edge i -> j"}
+        return {
+            "kind": "linear",
+            "shape": [num_variables, num_variables],
+            "meaning": "theta[i, j] = weight of edge i -> j",
+        }

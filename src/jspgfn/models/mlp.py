@@ -34,8 +34,8 @@ class MLPGaussian(LikelihoodModel):
         """theta [..., d, P] -> (W1 [..., d, d_in, H], b1 [..., d, H], w2 [..., d, H], b2 [..., d])."""
         d, h = theta.shape[-2], self.hidden
         w1 = theta[..., : d * h].reshape(theta.shape[:-1] + (d, h))
-        b1 = theta[..., d * h: d * h + h]
-        w2 = theta[..., d * h + h: d * h + 2 * h]
+        b1 = theta[..., d * h : d * h + h]
+        w2 = theta[..., d * h + h : d * h + 2 * h]
         b2 = theta[..., d * h + 2 * h]
         return w1, b1, w2, b2
 
@@ -61,10 +61,18 @@ class MLPGaussian(LikelihoodModel):
 
     def layout(self, num_variables):
         d, h = num_variables, self.hidden
-        return {"kind": "mlp", "shape": [d, self.params_per_node(d)], "hidden": h,
-                "blocks": {"W1": [0, d * h, [d, h]], "b1": [d * h, d * h + h, [h]],
-                           "w2": [d * h + h, d * h + 2 * h, [h]], "b2": [d * h + 2 * h, d * h + 2 * h + 1, []]},
-                "meaning": "theta[j] = parameters of node j; W1[i] = weights of input X_i (masked by G[i, j])"}
+        return {
+            "kind": "mlp",
+            "shape": [d, self.params_per_node(d)],
+            "hidden": h,
+            "blocks": {
+                "W1": [0, d * h, [d, h]],
+                "b1": [d * h, d * h + h, [h]],
+                "w2": [d * h + h, d * h + 2 * h, [h]],
+                "b2": [d * h + 2 * h, d * h + 2 * h + 1, []],
+            },
+            "meaning": "theta[j] = parameters of node j; W1[i] = weights of input X_i (masked by G[i, j])",
+        }
 
     def kwargs(self):
         return {**super().kwargs(), "hidden": self.hidden}

@@ -2,8 +2,9 @@
 
 from jspgfn.errors import JspgfnError
 
-TABLE_D1_NOTE = ("Mean ± 95% CI across datasets (Student t). 'paper': Table D.1 of Deleu et al. (2023); "
-                 "'–': not in the paper.")
+TABLE_D1_NOTE = (
+    "Mean ± 95% CI across datasets (Student t). 'paper': Table D.1 of Deleu et al. (2023); '–': not in the paper."
+)
 
 
 def add_subcommands(sub):
@@ -36,9 +37,14 @@ def add_subcommands(sub):
     m.set_defaults(run=_metrics)
 
 
-TITLES = {"edge_rmse": "Edge features: RMSE", "edge_pearson": "Edge features: Pearson's r",
-          "theta_cross_entropy": "Cross-entropy -E[log P(θ | G, D)]",
-          "nll_expected": "Held-out NLL", "expected_shd": "E-SHD", "auroc": "AUROC"}
+TITLES = {
+    "edge_rmse": "Edge features: RMSE",
+    "edge_pearson": "Edge features: Pearson's r",
+    "theta_cross_entropy": "Cross-entropy -E[log P(θ | G, D)]",
+    "nll_expected": "Held-out NLL",
+    "expected_shd": "E-SHD",
+    "auroc": "AUROC",
+}
 
 
 def _require_plotting():
@@ -47,8 +53,10 @@ def _require_plotting():
 
     missing = [name for name in ("matplotlib", "seaborn") if importlib.util.find_spec(name) is None]
     if missing:
-        raise JspgfnError(f"jspgfn report needs {' and '.join(missing)}, which the lean core does not install: "
-                          "pip install -e '.[workflow]' (or make setup)")
+        raise JspgfnError(
+            f"jspgfn report needs {' and '.join(missing)}, which the lean core does not install: "
+            "pip install -e '.[workflow]' (or make setup)"
+        )
 
 
 def _read(path):
@@ -91,8 +99,10 @@ def _table_a1(args):
     capabilities = _read(args.capabilities)
     _require(capabilities, ["label", "display_name", "capability", "value", "evidence", "probed"], args.capabilities)
     numbers, shown = table_a1(capabilities)
-    note = ("✓ yes, ✗ no, ? unknown (neither declared nor probed); * checked by a probe run, "
-            f"what it saw is in the evidence column of {args.out}.csv")
+    note = (
+        "✓ yes, ✗ no, ? unknown (neither declared nor probed); * checked by a probe run, "
+        f"what it saw is in the evidence column of {args.out}.csv"
+    )
     write_table(numbers, shown, args.out, "Table A.1: capabilities of the methods in this project", note)
     print(f"wrote {args.out}.csv/.tex/.pdf: {len(shown)} methods")
 

@@ -28,8 +28,16 @@ def _scatter(ax, table, title):
     ax.scatter(table["exact"], table["estimate"], s=9, alpha=0.6, color="C0", edgecolors="none")
     rmse = float(np.sqrt(np.mean((table["estimate"] - table["exact"]) ** 2)))
     r = float(np.corrcoef(table["exact"], table["estimate"])[0, 1]) if table["estimate"].std() > 0 else float("nan")
-    ax.text(0.96, 0.04, f"RMSE {rmse:.3f}\nr = {r:.3f}", transform=ax.transAxes, ha="right", va="bottom",
-            fontsize=8, bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.8", "boxstyle": "round"})
+    ax.text(
+        0.96,
+        0.04,
+        f"RMSE {rmse:.3f}\nr = {r:.3f}",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=8,
+        bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.8", "boxstyle": "round"},
+    )
     ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), aspect="equal", title=title)
 
 
@@ -65,8 +73,9 @@ def figure_metrics(metrics, columns, titles, stem):
     summary = summarise(metrics, columns)
     names = display_names(metrics)
     order = sort_labels(summary["label"], names)
-    fig, axes = plt.subplots(1, len(columns), figsize=(3.3 * len(columns), 0.45 * len(order) + 1.2),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(columns), figsize=(3.3 * len(columns), 0.45 * len(order) + 1.2), sharey=True, squeeze=False
+    )
     palette = dict(zip(order, sns.color_palette("tab10", len(order))))
     for ax, column, title in zip(axes[0], columns, titles):
         part = summary[summary.metric == column].set_index("label").reindex(order)

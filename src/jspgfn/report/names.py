@@ -1,8 +1,17 @@
 """How methods are shown: the display name that the tidy tables record, in the paper's order."""
 
 # The paper's order of its methods (Table D.1, Figure 2); a name not listed comes after them.
-PAPER_ORDER = ["MH-MC3", "Gibbs-MC3", "B-GES*", "B-PC*", "DiBS", "DiBS+", "JSP-GFN (diag)", "JSP-GFN (full)",
-               "Exact (reference)"]
+PAPER_ORDER = [
+    "MH-MC3",
+    "Gibbs-MC3",
+    "B-GES*",
+    "B-PC*",
+    "DiBS",
+    "DiBS+",
+    "JSP-GFN (diag)",
+    "JSP-GFN (full)",
+    "Exact (reference)",
+]
 
 
 def display_names(table):

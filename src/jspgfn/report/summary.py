@@ -29,8 +29,7 @@ def summarise(metrics, columns, by="label"):
                 continue
             values = pd.to_numeric(table[column], errors="coerce")
             mean, half = mean_ci(values)
-            rows.append({by: group, "metric": column, "mean": mean, "ci": half,
-                         "n": int(np.isfinite(values).sum())})
+            rows.append({by: group, "metric": column, "mean": mean, "ci": half, "n": int(np.isfinite(values).sum())})
     return pd.DataFrame(rows, columns=[by, "metric", "mean", "ci", "n"])
 
 

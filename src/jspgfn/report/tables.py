@@ -39,8 +39,18 @@ def table_d1(metrics, paper):
             in_paper = name in paper.index and column in paper.columns
             paper_mean = float(paper.loc[name, column]) if in_paper else np.nan
             paper_ci = float(paper.loc[name, f"{column}_ci"]) if in_paper else np.nan
-            numbers.append({"method": name, "label": label, "metric": column, "mean": ours["mean"],
-                            "ci": ours["ci"], "n": ours["n"], "paper_mean": paper_mean, "paper_ci": paper_ci})
+            numbers.append(
+                {
+                    "method": name,
+                    "label": label,
+                    "metric": column,
+                    "mean": ours["mean"],
+                    "ci": ours["ci"],
+                    "n": ours["n"],
+                    "paper_mean": paper_mean,
+                    "paper_ci": paper_ci,
+                }
+            )
             shown_name = f"{FEATURE_TITLES[column.split('_')[0]].split()[0]} {METRIC_TITLES[column.split('_')[1]]}"
             row[f"{shown_name} (ours)"] = format_mean_ci(ours["mean"], ours["ci"])
             row[f"{shown_name} (paper)"] = format_mean_ci(paper_mean, paper_ci) if in_paper else "–"
@@ -48,9 +58,15 @@ def table_d1(metrics, paper):
     return pd.DataFrame(numbers), pd.DataFrame(shown)
 
 
-CAPABILITY_TITLES = {"joint": "Joint G & θ", "nonlinear": "Non-linear", "dag_support": "DAG support",
-                     "discrete": "Discrete obs.", "max_parents": "Max parents", "sampler": "Sampler",
-                     "minibatch": "Mini-batch"}
+CAPABILITY_TITLES = {
+    "joint": "Joint G & θ",
+    "nonlinear": "Non-linear",
+    "dag_support": "DAG support",
+    "discrete": "Discrete obs.",
+    "max_parents": "Max parents",
+    "sampler": "Sampler",
+    "minibatch": "Mini-batch",
+}
 
 
 def _mark(value):
