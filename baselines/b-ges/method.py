@@ -3,5 +3,6 @@
 from jspgfn_baselines.shared.bootstrap import run_bootstrap
 
 
-def fit(dataset, model, seed, *, num_bootstrap):
-    return run_bootstrap("b-ges", dataset, model, seed, num_bootstrap)
+def fit(dataset, model, seed, **params):
+    """params: every parameter of method.yaml, defaults filled in."""
+    return run_bootstrap("b-ges", dataset, model, seed, **params)

@@ -3,5 +3,6 @@
 from jspgfn_baselines.shared.bootstrap import run_bootstrap
 
 
-def fit(dataset, model, seed, *, num_bootstrap, alpha, max_alpha_halvings):
-    return run_bootstrap("b-pc", dataset, model, seed, num_bootstrap, alpha, max_alpha_halvings)
+def fit(dataset, model, seed, **params):
+    """params: every parameter of method.yaml, defaults filled in."""
+    return run_bootstrap("b-pc", dataset, model, seed, **params)

@@ -3,31 +3,6 @@
 from jspgfn_baselines.shared.dibs import run_dibs
 
 
-def fit(
-    dataset,
-    model,
-    seed,
-    *,
-    num_particles,
-    steps,
-    n_grad_mc_samples,
-    h_latent,
-    h_theta,
-    latent_dim,
-    edges_per_node,
-    stepsize,
-):
-    return run_dibs(
-        dataset,
-        model,
-        seed,
-        "mixture",
-        num_particles,
-        steps,
-        n_grad_mc_samples,
-        h_latent,
-        h_theta,
-        latent_dim,
-        edges_per_node,
-        stepsize,
-    )
+def fit(dataset, model, seed, **params):
+    """params: every parameter of method.yaml, defaults filled in."""
+    return run_dibs(dataset, model, seed, "mixture", **params)

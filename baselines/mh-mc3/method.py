@@ -3,19 +3,6 @@
 from jspgfn_baselines.shared.mc3 import run_mc3
 
 
-def fit(
-    dataset, model, seed, *, num_chains, burn_in, thinning, num_samples, proposal_std, graph_prior, hastings_correction
-):
-    return run_mc3(
-        "mh-mc3",
-        dataset,
-        model,
-        seed,
-        num_chains,
-        burn_in,
-        thinning,
-        num_samples,
-        proposal_std,
-        graph_prior,
-        hastings_correction,
-    )
+def fit(dataset, model, seed, **params):
+    """params: every parameter of method.yaml, defaults filled in."""
+    return run_mc3("mh-mc3", dataset, model, seed, **params)

@@ -52,7 +52,7 @@ def bootstrap_dag(kind, x, rng, alpha=0.01, max_alpha_halvings=0):
     return None
 
 
-def run_bootstrap(kind, dataset, model, seed, num_bootstrap, alpha=0.01, max_alpha_halvings=0):
+def run_bootstrap(kind, dataset, model, seed, *, num_bootstrap, alpha=0.01, max_alpha_halvings=0):
     """num_bootstrap DAGs from bootstrap resamples, each with theta ~ P(theta | G, D) on the full data."""
     require_observational(kind, dataset)
     if num_bootstrap < 1:

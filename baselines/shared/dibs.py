@@ -67,6 +67,7 @@ def run_dibs(
     model,
     seed,
     weighting,
+    *,
     num_particles,
     steps,
     n_grad_mc_samples,

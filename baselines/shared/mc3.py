@@ -125,6 +125,7 @@ def run_mc3(
     dataset,
     model,
     seed,
+    *,
     num_chains,
     burn_in,
     thinning,
