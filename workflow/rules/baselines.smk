@@ -23,5 +23,5 @@ rule baseline:
         likelihood=lambda w: method(w)["likelihood"],
         extra=lambda w: param_args(method(w)["params"]),
     shell:
-        "jspgfn baseline {params.name} {input.data} --model {params.likelihood}"
-        " --seed {wildcards.dataset} {params.extra} --out {output} > {log} 2>&1"
+        "jspgfn baseline {params.name:q} {input.data:q} --model {params.likelihood:q}"
+        " --seed {wildcards.dataset:q} {params.extra:q} --out {output:q} > {log:q} 2>&1"

@@ -19,7 +19,7 @@ rule probe:
     params:
         method=lambda w: json.dumps(method(w)),
     shell:
-        "jspgfn probe --label {wildcards.method} --method {params.method:q} --out {output:q} > {log:q} 2>&1"
+        "jspgfn probe --label {wildcards.method:q} --method {params.method:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule capabilities:

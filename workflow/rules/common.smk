@@ -10,7 +10,6 @@ import importlib.util
 import json
 import os
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -82,6 +81,24 @@ def _validator_with_defaults(schema):
     return jsonschema.validators.extend(base, {"properties": properties})(schema)
 
 
+# The characters of the schema's $defs.path pattern: a folder name (results, figures, jax_cache) reaches
+# shell commands (always quoted with :q) and Snakemake's file patterns ({ } are wildcards), so it is
+# limited to characters that mean nothing to either.
+PATH_CHARACTERS = re.compile(r"[\w ./+,=@%-]")
+PATH_ALLOWED = "use letters, digits, spaces and - _ . / + , = @ %"
+
+
+def _path_problem(value):
+    """A readable one-line reason why `value` does not match the schema's $defs.path pattern."""
+    bad = dict.fromkeys(ch for ch in value if not PATH_CHARACTERS.fullmatch(ch))
+    if bad:
+        shown = " ".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in bad)
+        return f"{value!r} has characters not allowed in a path: {shown}; {PATH_ALLOWED}"
+    if value.startswith("-"):
+        return f"{value!r} starts with '-', which a command would read as an option"
+    return f"{value!r} is not a valid path; {PATH_ALLOWED}"
+
+
 def load_config(config):
     """Validate the snakemake `config` in place (defaults filled), then cross-check ids."""
     if not config:
@@ -92,7 +109,10 @@ def load_config(config):
     errors = list(validator.iter_errors(config))
     if errors:
         error = jsonschema.exceptions.best_match(errors)
-        problem = " ".join(error.message.split())
+        if error.validator == "pattern" and error.schema is schema["$defs"]["path"]:
+            problem = _path_problem(error.instance)
+        else:
+            problem = " ".join(error.message.split())
         config_error(list(error.absolute_path), problem)
 
     methods = config["methods"]
@@ -218,8 +238,9 @@ def method_env(wildcards):
 
 
 def param_args(params):
-    """--param KEY=VALUE options (values as JSON, which the CLI parses as YAML)."""
-    return " ".join(shlex.quote(f"--param={k}={json.dumps(v)}") for k, v in sorted(params.items()))
+    """--param=KEY=VALUE options (values as JSON, which the CLI parses as YAML), one list item each:
+    the shell command quotes each with {params.extra:q}."""
+    return [f"--param={k}={json.dumps(v)}" for k, v in sorted(params.items())]
 
 
 def experiment_metrics(eid):
@@ -259,7 +280,11 @@ def scatter_methods():
 
 
 def figure_arguments(figure):
-    return FIGURE_SPECS[figure]["arguments"].format(methods=" ".join(shlex.quote(m) for m in scatter_methods()))
+    """The arguments of `jspgfn report` before the table's path, one list item each (quoted by the rule)."""
+    arguments = []
+    for word in FIGURE_SPECS[figure]["arguments"].split():
+        arguments.extend(scatter_methods() if word == "{methods}" else [word])
+    return arguments
 
 
 def figure_targets():

@@ -15,11 +15,11 @@ rule generate:
     params:
         data=lambda w: experiment(w)["data"],
     shell:
-        "jspgfn generate --graph {params.data[graph]} --model {params.data[model]}"
-        " --d {params.data[d]} --n {params.data[n]} --n-test {params.data[n_test]}"
-        " --obs-var {params.data[obs_var]}"
-        " --interventional-fraction {params.data[interventional_fraction]}"
-        " --seed {wildcards.dataset} --out {output} > {log} 2>&1"
+        "jspgfn generate --graph {params.data[graph]:q} --model {params.data[model]:q}"
+        " --d {params.data[d]:q} --n {params.data[n]:q} --n-test {params.data[n_test]:q}"
+        " --obs-var {params.data[obs_var]:q}"
+        " --interventional-fraction {params.data[interventional_fraction]:q}"
+        " --seed {wildcards.dataset:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule resolved_config:
@@ -36,4 +36,4 @@ rule resolved_config:
     params:
         text=yaml.safe_dump(config, sort_keys=False),
     shell:
-        "printf '%s' {params.text:q} > {output} 2> {log}"
+        "printf '%s' {params.text:q} > {output:q} 2> {log:q}"

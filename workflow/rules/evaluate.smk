@@ -26,11 +26,11 @@ rule evaluate:
         mem_mb=2000,
         runtime=10,
     params:
-        exact=lambda w, input: f"--exact {input.exact}" if "exact" in input.keys() else "",
+        exact=lambda w, input: ["--exact", input.exact] if "exact" in input.keys() else [],
         display_name=lambda w: method(w)["display_name"],
     shell:
-        "jspgfn evaluate {input.samples} {input.data} {params.exact} --label {wildcards.method}"
-        " --display-name {params.display_name:q} --out {output} > {log} 2>&1"
+        "jspgfn evaluate {input.samples:q} {input.data:q} {params.exact:q} --label {wildcards.method:q}"
+        " --display-name {params.display_name:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule aggregate:
@@ -50,5 +50,6 @@ rule aggregate:
     params:
         preset=config["preset"],
     shell:
-        "jspgfn aggregate {input} --column preset={params.preset} --column experiment={wildcards.experiment}"
-        " --out {output.metrics} --features-out {output.features} > {log} 2>&1"
+        "jspgfn aggregate {input:q} --column preset={params.preset:q}"
+        " --column experiment={wildcards.experiment:q} --out {output.metrics:q}"
+        " --features-out {output.features:q} > {log:q} 2>&1"

@@ -18,6 +18,6 @@ rule exact:
     params:
         exact=lambda w: experiment(w)["exact"],
     shell:
-        "jspgfn exact {input.data} --graph-prior {params.exact[graph_prior]}"
-        " --obs-var {params.exact[obs_var]} --prior-var {params.exact[prior_var]}"
-        " --out {output} > {log} 2>&1"
+        "jspgfn exact {input.data:q} --graph-prior {params.exact[graph_prior]:q}"
+        " --obs-var {params.exact[obs_var]:q} --prior-var {params.exact[prior_var]:q}"
+        " --out {output:q} > {log:q} 2>&1"

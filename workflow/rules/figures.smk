@@ -67,4 +67,4 @@ rule figure:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w: figure_arguments(w.figure),
     shell:
-        "jspgfn report {params.arguments} {input:q} --out {params.stem:q} > {log:q} 2>&1"
+        "jspgfn report {params.arguments:q} {input:q} --out {params.stem:q} > {log:q} 2>&1"

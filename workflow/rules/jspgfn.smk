@@ -28,8 +28,9 @@ rule jspgfn_train:
         preset=lambda w: method(w)["preset"],
         extra=lambda w: param_args(method(w)["params"]),
     shell:
-        "jspgfn train {input.data} --model {params.likelihood} --family {params.family} --preset {params.preset}"
-        " --seed {wildcards.dataset} {params.extra} --no-progress --out {params.run} >> {log} 2>&1"
+        "jspgfn train {input.data:q} --model {params.likelihood:q} --family {params.family:q}"
+        " --preset {params.preset:q} --seed {wildcards.dataset:q} {params.extra:q} --no-progress"
+        " --out {params.run:q} >> {log:q} 2>&1"
 
 
 rule jspgfn_sample:
@@ -51,4 +52,5 @@ rule jspgfn_sample:
         run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
         num=lambda w: method(w)["num_samples"],
     shell:
-        "jspgfn sample {params.run} --num {params.num} --seed {wildcards.dataset}" " --out {output} > {log} 2>&1"
+        "jspgfn sample {params.run:q} --num {params.num:q} --seed {wildcards.dataset:q}"
+        " --out {output:q} > {log:q} 2>&1"
