@@ -92,6 +92,7 @@ def fit_baseline(name, dataset, likelihood, seed, **params):
             "hyperparameters": hyperparameters,
             "provenance": provenance(),
             "dataset": dataset.source,
+            "dataset_sha256": dataset.fingerprint(),
         }
     )
     samples.metadata.setdefault("wall_seconds", wall)

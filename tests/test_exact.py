@@ -22,6 +22,7 @@ from jspgfn.exact import (
 )
 from jspgfn.generate import generate
 from jspgfn.models import LinearGaussian, MLPGaussian, get_graph_prior
+from jspgfn.npzfile import write_npz
 from jspgfn_baselines import fit_baseline
 
 # A model unlike the data's (noise variance 0.01, N(0, 1) weights) so that every hyper-parameter matters.
@@ -283,8 +284,12 @@ def test_save_load_round_trip_and_bad_files(tmp_path):
     with pytest.raises(DataError, match="missing array"):
         load_exact(tmp_path / "partial.npz")
     posterior.log_probs = posterior.log_probs + 1.0
-    save_exact(tmp_path / "unnormalised.npz", posterior)
-    with pytest.raises(DataError, match="normalised"):
+    with pytest.raises(DataError, match="unnormalised.npz: not written: log_probs are not normalised"):
+        save_exact(tmp_path / "unnormalised.npz", posterior)  # the writer refuses it ...
+    assert not (tmp_path / "unnormalised.npz").exists()
+    arrays = {name: getattr(posterior, name) for name in ("edge", "path", "markov", "graphs", "log_probs")}
+    write_npz(tmp_path / "unnormalised.npz", arrays, posterior.metadata)
+    with pytest.raises(DataError, match="normalised"):  # ... and so does the reader, for a file written otherwise
         load_exact(tmp_path / "unnormalised.npz")
 
 

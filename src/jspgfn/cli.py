@@ -2,13 +2,30 @@
 
 Errors caused by the input (bad file, bad option) print one line
 `jspgfn: error: <file>: <problem>` on stderr and exit with status 2; nothing is
-left where a finished output file is expected.
+left where a finished output file is expected. Warnings about the input (a constant
+column) print one line `jspgfn: warning: <file>: <problem>` and the command goes on.
 """
 
 import argparse
+import math
 import sys
+import warnings
 
-from jspgfn.errors import JspgfnError
+from jspgfn.errors import DataError, JspgfnError
+
+
+def _check_positive(option, value):
+    """JspgfnError unless a numeric option is finite and > 0 (argparse's float() accepts nan and inf)."""
+    if not (math.isfinite(value) and value > 0):
+        raise JspgfnError(f"{option} must be a finite number > 0, got {value}")
+
+
+def _check_output_file(path):
+    """DataError before any work when --out names an existing folder (the output is one file)."""
+    from pathlib import Path
+
+    if path is not None and Path(path).is_dir():
+        raise DataError(path, "is a folder; --out names the file to write")
 
 
 def _add_generate(sub):
@@ -31,9 +48,14 @@ def _add_generate(sub):
 
 
 def _run_generate(args):
+    from pathlib import Path
+
     from jspgfn.dataset import write_dataset
     from jspgfn.generate import generate
 
+    _check_positive("--obs-var", args.obs_var)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise DataError(args.out, "is a file; --out names the dataset folder to write")
     dataset = generate(
         args.graph,
         args.model,
@@ -63,6 +85,9 @@ def _run_exact(args):
     from jspgfn.exact import compute_exact_posterior, save_exact
     from jspgfn.models import LinearGaussian, get_graph_prior
 
+    _check_positive("--obs-var", args.obs_var)
+    _check_positive("--prior-var", args.prior_var)
+    _check_output_file(args.out)
     dataset = load_dataset(args.data)
     model = LinearGaussian(obs_var=args.obs_var, prior_var=args.prior_var)
     prior = get_graph_prior(args.graph_prior, dataset.num_variables)
@@ -97,10 +122,11 @@ def _run_evaluate(args):
     from jspgfn.exact import load_exact
     from jspgfn.samples import load_samples
 
+    _check_output_file(args.out)
     samples = load_samples(args.samples)
     dataset = load_dataset(args.data)
     exact = load_exact(args.exact) if args.exact else None
-    metrics = evaluate(samples, dataset, exact)
+    metrics = evaluate(samples, dataset, exact, samples_source=args.samples, exact_source=args.exact)
     metrics["label"] = args.label or metrics["method"]
     metrics["display_name"] = args.display_name or samples.metadata.get("display_name") or metrics["label"]
     write_json(args.out, metrics)
@@ -198,6 +224,7 @@ def _run_baseline(args):
             raise JspgfnError(f"--param expects KEY=VALUE, got {item!r}")
         params[key] = yaml.safe_load(value)
     baselines.get_spec(args.name)  # an unknown name fails before the data is read
+    _check_output_file(args.out)
     dataset = load_dataset(args.data)
     samples = baselines.fit_baseline(args.name, dataset, args.model, args.seed, **params)
     save_samples(args.out, samples)
@@ -272,16 +299,48 @@ def build_parser():
     return parser
 
 
+def _os_error_message(exc):
+    """`<file>: <problem>` of an OSError from the operating system (file missing, a folder, no permission)."""
+    problem = exc.strerror or str(exc)
+    if exc.filename is None:
+        return problem
+    if exc.filename2 is not None:
+        return f"{exc.filename} -> {exc.filename2}: {problem}"
+    return f"{exc.filename}: {problem}"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
+    """The input's warnings (DataWarning) on one line like the errors; others as Python shows them."""
+    from jspgfn.dataset import DataWarning
+
+    if issubclass(category, DataWarning):
+        print(f"jspgfn: warning: {message}", file=sys.stderr if file is None else file)
+    else:
+        _default(message, category, filename, lineno, file, line)
+
+
 def main(argv=None):
+    """Run the command. Exit status 2 and one line `jspgfn: error: ...` for an error of the input
+    (JspgfnError, or an OSError of a named file); any other exception is a bug and shows its traceback."""
     args = build_parser().parse_args(argv)
-    try:
-        status = args.run(args)  # None, or a status of the command's own (e.g. 3: training unfinished)
-    except JspgfnError as exc:
-        print(f"jspgfn: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("jspgfn: interrupted", file=sys.stderr)
-        return 130
+    from jspgfn.dataset import DataWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DataWarning)
+        warnings.showwarning = _show_warning
+        try:
+            status = args.run(args)  # None, or a status of the command's own (e.g. 3: training unfinished)
+        except JspgfnError as exc:
+            print(f"jspgfn: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            if exc.errno is None:  # not from the operating system: a bug
+                raise
+            print(f"jspgfn: error: {_os_error_message(exc)}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("jspgfn: interrupted", file=sys.stderr)
+            return 130
     return status or 0
 
 

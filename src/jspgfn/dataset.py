@@ -12,14 +12,28 @@ with no test set, no graph and no interventions.
 
 import csv
 import dataclasses
+import hashlib
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from jspgfn import atomic
 from jspgfn.errors import DataError
+
+# Largest accepted |value| in a data file. The models compute squares and products of the data and
+# sum them over rows: the JAX likelihoods and JSP-GFN's training run in float32 (largest value 3.4e38),
+# the closed forms in float64. At 1e15 a squared value divided by the default noise variance 0.01 is
+# 1e32, which leaves a margin of 1e6 for the sums over rows and variables; 1e300 squared is inf even
+# in float64 and turns every result into NaN. Data this large is refused with a hint to rescale it.
+MAX_ABS_VALUE = 1e15
+MAX_ABS_TEXT = "1e15"  # for messages
+
+
+class DataWarning(UserWarning):
+    """A suspicious but usable data file; the message names the file (the CLI prints it on one line)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +63,73 @@ class Dataset:
     def num_variables(self):
         return self.train.shape[1]
 
+    def fingerprint(self):
+        """The dataset's identity: data_fingerprint of the training data and its interventions."""
+        return data_fingerprint(self.train, self.train_interventions)
+
+
+def data_fingerprint(train, interventions=None):
+    """sha256 (hex) of the training data as the models see it: float32 [N, d] bytes (C order), then the
+    uint8 interventions when any row is intervened on. Recorded as `dataset_sha256` by every writer of
+    PosteriorSamples and exact posteriors, and compared by `jspgfn evaluate`. It equals the
+    `data_sha256` of a JSP-GFN run's config.json (JSP-GFN trains on float32 data), so the file name or
+    folder of the data does not matter, only its values.
+    """
+    digest = hashlib.sha256(np.asarray(train, dtype=np.float32).tobytes())
+    if interventions is not None and np.any(interventions):
+        digest.update(np.asarray(interventions).astype(np.uint8).tobytes())
+    return digest.hexdigest()
+
+
+def value_problem(value):
+    """None when a data value is usable, else the problem (for 'line L, column C: <problem>')."""
+    if not math.isfinite(value):
+        return "is not finite"
+    if abs(value) > MAX_ABS_VALUE:
+        return (
+            f"is too large in magnitude (|x| > {MAX_ABS_TEXT}): squares and products of such values "
+            "overflow the models' float32 arithmetic; rescale (e.g. standardise) the column"
+        )
+    return None
+
+
+def check_values(values, source, names=None, what="data"):
+    """Raise DataError(source, ...) unless every entry of values [N, d] is finite and within MAX_ABS_VALUE;
+    the message names the first bad row (1-based data row) and column."""
+    values = np.asarray(values, dtype=np.float64)
+    bad = ~np.isfinite(values) | (np.abs(values) > MAX_ABS_VALUE)
+    if np.any(bad):
+        r, c = (int(i) for i in np.argwhere(bad)[0])
+        column = names[c] if names is not None else str(c)
+        problem = value_problem(float(values[r, c]))
+        raise DataError(source, f"{what} row {r + 1}, column '{column}': value {values[r, c]!r} {problem}")
+
+
+def warn_constant_columns(values, names, source):
+    """DataWarning (one line, naming the file and the columns) when a column of the training data is constant.
+
+    A constant variable has no variance: its regressions are degenerate and some methods (B-PC's
+    independence tests) then make it a parent or child of everything. Returns the constant names.
+    """
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[0] == 0:
+        return []
+    constant = [str(names[c]) for c in range(values.shape[1]) if np.all(values[:, c] == values[0, c])]
+    if not constant:
+        return constant
+    if values.shape[0] == 1:
+        problem = "has a single observation, so every column is constant"
+    else:
+        listed = ", ".join(f"'{name}'" for name in constant)
+        noun = "column" if len(constant) == 1 else "columns"
+        verb = "is" if len(constant) == 1 else "are"
+        problem = (
+            f"{noun} {listed} {verb} constant: a variable without variance carries no information and makes "
+            "some methods unreliable (drop it or check the file)"
+        )
+    warnings.warn(DataWarning(f"{source}: {problem}"), stacklevel=3)
+    return constant
+
 
 # ----------------------------------------------------------------- reading
 
@@ -58,13 +139,14 @@ def read_csv_matrix(path, expect_names=None, binary=False):
 
     Every malformed input raises DataError naming the file, the line and the problem:
     empty file, duplicate or empty names, ragged rows, missing or non-numeric values,
-    infinities, a header that differs from `expect_names`, non-0/1 entries when `binary`.
+    infinities, values beyond MAX_ABS_VALUE, a header that differs from `expect_names`,
+    non-0/1 entries when `binary`. A UTF-8 byte-order mark (as Excel writes) is dropped.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "file not found")
     try:
-        with open(path, newline="") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
     except UnicodeDecodeError:
         raise DataError(path, "not a text CSV file (cannot decode as UTF-8)") from None
@@ -96,8 +178,9 @@ def read_csv_matrix(path, expect_names=None, binary=False):
                 value = float(text)
             except ValueError:
                 raise DataError(path, f"line {line}, column '{names[c]}': non-numeric value {text!r}") from None
-            if not math.isfinite(value):
-                raise DataError(path, f"line {line}, column '{names[c]}': value {text!r} is not finite")
+            problem = value_problem(value)
+            if problem is not None:
+                raise DataError(path, f"line {line}, column '{names[c]}': value {text!r} {problem}")
             if binary and value not in (0.0, 1.0):
                 raise DataError(path, f"line {line}, column '{names[c]}': expected 0 or 1, got {text!r}")
             values[r, c] = value
@@ -105,10 +188,14 @@ def read_csv_matrix(path, expect_names=None, binary=False):
 
 
 def load_dataset(path):
-    """Load a dataset folder or a plain CSV file into a Dataset (raises DataError)."""
+    """Load a dataset folder or a plain CSV file into a Dataset (raises DataError).
+
+    A constant column of the training data gives a DataWarning (see warn_constant_columns).
+    """
     path = Path(path)
     if path.is_file():
         names, train = read_csv_matrix(path)
+        warn_constant_columns(train, names, path)
         return Dataset(train=train, names=names, source=str(path))
     if not path.is_dir():
         raise DataError(path, "no such file or dataset folder")
@@ -116,6 +203,7 @@ def load_dataset(path):
     if not train_path.is_file():
         raise DataError(path, "dataset folder has no train.csv")
     names, train = read_csv_matrix(train_path)
+    warn_constant_columns(train, names, train_path)
 
     def optional(name, binary=False, shape=None):
         file = path / name
@@ -175,6 +263,11 @@ def write_dataset(folder, dataset):
     meta.json is written last, so its presence marks a complete folder.
     """
     folder = Path(folder)
+    check_values(dataset.train, folder / "train.csv", dataset.names, what="training data")
+    if dataset.test is not None:
+        check_values(dataset.test, folder / "test.csv", dataset.names, what="test data")
+    if folder.exists() and not folder.is_dir():
+        raise DataError(folder, "exists and is not a folder: a dataset is written as a folder")
     folder.mkdir(parents=True, exist_ok=True)
     atomic.write_text(folder / "train.csv", _csv_text(dataset.names, dataset.train))
     if dataset.test is not None:

@@ -17,7 +17,7 @@ import jax
 import numpy as np
 from scipy.special import logsumexp
 
-from jspgfn.errors import JspgfnError
+from jspgfn.errors import DataError, JspgfnError
 from jspgfn.exact import log_posterior_theta
 from jspgfn.features import edge_features, markov_features, offdiagonal, path_features
 from jspgfn.graphs import shd
@@ -198,10 +198,34 @@ def _check_theta_shape(samples, model):
         raise JspgfnError(f"samples theta has shape {samples.theta.shape}, model '{model.name}' expects {expected}")
 
 
+def check_dataset_identity(samples, dataset, exact, notes, samples_source="samples", exact_source="exact posterior"):
+    """DataError unless the samples (and the exact posterior) record the dataset's fingerprint.
+
+    Every writer records `dataset_sha256` (dataset.data_fingerprint of the training data); a file
+    without it (written by an older version) is accepted with a note.
+    """
+    expected = dataset.fingerprint()
+    for source, what, metadata in (
+        (samples_source, "the samples were drawn", samples.metadata),
+        (exact_source, "the exact posterior was computed", None if exact is None else exact.metadata),
+    ):
+        if metadata is None:
+            continue
+        recorded = metadata.get("dataset_sha256")
+        if recorded is None:
+            notes.append(f"{source} records no dataset_sha256 (written by an older version): data not checked")
+        elif recorded != expected:
+            raise DataError(
+                source,
+                f"{what} for other data than {dataset.source or 'the dataset given'} "
+                f"(dataset_sha256 {str(recorded)[:12]}... vs {expected[:12]}...)",
+            )
+
+
 # ------------------------------------------------------------ entry point
 
 
-def evaluate(samples, dataset, exact=None):
+def evaluate(samples, dataset, exact=None, samples_source="samples", exact_source="exact posterior"):
     """JSON-ready metrics of `samples` (PosteriorSamples) fitted on `dataset` (Dataset).
 
     Keys: identification (method, model, seed, dataset, dataset_seed, num_samples, share_cyclic);
@@ -214,10 +238,15 @@ def evaluate(samples, dataset, exact=None):
     with a true graph: expected_shd, auroc; with extras['log_prob_terminating']: log_pt_slope
     (RANSAC), log_pt_intercept, log_pt_pearson against log R; wall_seconds when recorded;
     notes: why any metric is null.
+
+    samples_source / exact_source name the files in errors. Raises DataError when the samples or the
+    exact posterior were computed on other data (check_dataset_identity) and JspgfnError when a metric
+    comes out NaN without a reason (a null with a note is kept where the reason is known).
     """
     if samples.num_variables != dataset.num_variables:
         raise JspgfnError(f"the samples have d={samples.num_variables}, the dataset d={dataset.num_variables}")
     notes = []
+    check_dataset_identity(samples, dataset, exact, notes, samples_source, exact_source)
     weights = samples.weights()
     model = model_from_metadata(samples.metadata)
     _check_theta_shape(samples, model)
@@ -235,12 +264,24 @@ def evaluate(samples, dataset, exact=None):
     if "wall_seconds" in samples.metadata:
         metrics["wall_seconds"] = samples.metadata["wall_seconds"]
     metrics["notes"] = notes
-    return {key: _finite_or_none(value, key, notes) for key, value in metrics.items()}
+    return {key: _finite_or_none(value, key, notes, samples_source) for key, value in metrics.items()}
 
 
-def _finite_or_none(value, key, notes):
-    """JSON has no NaN/inf: such a float becomes None with a note."""
+def _finite_or_none(value, key, notes, source):
+    """JSON has no NaN/inf: an infinite float becomes None with a note; NaN (no meaning) is an error."""
+    if _has_nan(value):
+        raise JspgfnError(f"{source}: metric {key} came out NaN; metrics not written")
     if isinstance(value, float) and not math.isfinite(value):
         notes.append(f"{key} was {value}, reported as null")
         return None
     return value
+
+
+def _has_nan(value):
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, dict):
+        return any(_has_nan(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(v) for v in value)
+    return False

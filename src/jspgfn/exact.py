@@ -20,12 +20,14 @@ factorisations serve every parent set. P(G | D) is exact by enumerating every DA
 import dataclasses
 import functools
 import math
+import numbers
 from typing import NamedTuple
 
 import jax
 import numpy as np
 from scipy.special import logsumexp
 
+from jspgfn.dataset import check_values
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.features import edge_features, markov_features, path_features
 from jspgfn.graphs import enumerate_dags
@@ -130,12 +132,23 @@ def _unique_node_posteriors(model, stats, graphs):
     return _node_gaussians(model, stats, nodes, _code_masks(codes, d)), inverse.reshape(keys.shape)
 
 
+def check_positive(name, value):
+    """JspgfnError unless value is a finite real number > 0 (a variance, a scale)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+        raise JspgfnError(f"{name} must be a finite number > 0, got {value!r}")
+
+
 def _check_linear(model):
     if not isinstance(model, LinearGaussian):
         raise JspgfnError(
             f"the closed-form posterior needs the linear Gaussian model (lingauss), "
             f"got '{getattr(model, 'name', type(model).__name__)}'"
         )
+    check_positive("obs_var", model.obs_var)
+    check_positive("prior_var", model.prior_var)
+    mean = model.prior_mean
+    if isinstance(mean, bool) or not isinstance(mean, numbers.Real) or not math.isfinite(mean):
+        raise JspgfnError(f"prior_mean must be a finite number, got {mean!r}")
 
 
 def _as_batch(graphs, theta=None):
@@ -301,8 +314,21 @@ def compute_exact_posterior(dataset, model, graph_prior):
             f"the exact posterior enumerates every DAG and is limited to d <= {MAX_EXACT_VARIABLES} "
             f"variables; {dataset.source or 'this dataset'} has d={d}"
         )
+    source = dataset.source or "dataset"
+    check_values(dataset.train, source, dataset.names, what="training data")
     graphs = _all_dags(d)
-    table = local_score_table(model, dataset.train, dataset.train_interventions)
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below instead
+            table = local_score_table(model, dataset.train, dataset.train_interventions)
+    except np.linalg.LinAlgError:
+        table = None
+    valid = (np.arange(1 << d)[None, :] >> np.arange(d)[:, None] & 1) == 0  # entries without a self-loop
+    if table is None or not np.all(np.isfinite(table[valid])):
+        raise DataError(
+            source,
+            f"the exact posterior is not finite for this data with obs_var={model.obs_var}, "
+            f"prior_var={model.prior_var} (values too large or too badly scaled for float64); rescale the data",
+        )
     log_joint = table[np.arange(d), parent_codes(graphs)].sum(axis=-1)
     with jax.enable_x64(True):
         log_joint = log_joint + np.asarray(graph_prior.log_prob(graphs.astype(np.float64)), dtype=np.float64)
@@ -313,6 +339,7 @@ def compute_exact_posterior(dataset, model, graph_prior):
         "model_kwargs": model.kwargs(),
         "graph_prior": graph_prior_metadata(graph_prior),
         "dataset": dataset.source,
+        "dataset_sha256": dataset.fingerprint(),
         "dataset_seed": dataset.meta.get("seed"),
         "names": list(dataset.names),
         "num_train": int(dataset.train.shape[0]),
@@ -320,7 +347,7 @@ def compute_exact_posterior(dataset, model, graph_prior):
         "num_dags": int(graphs.shape[0]),
         "provenance": provenance(),
     }
-    return ExactPosterior(
+    posterior = ExactPosterior(
         graphs=np.array(graphs),
         log_probs=log_probs,
         edge=edge_features(graphs, weights),
@@ -328,10 +355,34 @@ def compute_exact_posterior(dataset, model, graph_prior):
         markov=markov_features(graphs, weights),
         metadata=metadata,
     )
+    problem = _posterior_problem(posterior)
+    if problem is not None:
+        raise DataError(source, f"the exact posterior of this data is invalid ({problem}); rescale the data")
+    return posterior
+
+
+def _posterior_problem(posterior):
+    """None when every array of an ExactPosterior is finite and normalised, else the problem."""
+    log_probs = np.asarray(posterior.log_probs, dtype=np.float64)
+    if np.any(np.isnan(log_probs) | (log_probs == np.inf)) or not np.any(np.isfinite(log_probs)):
+        return "log_probs are NaN or infinite"
+    if abs(logsumexp(log_probs)) > 1e-6:
+        return "log_probs are not normalised"
+    for name in ("edge", "path", "markov"):
+        feature = np.asarray(getattr(posterior, name), dtype=np.float64)
+        if not np.all(np.isfinite(feature)) or np.any(feature < 0) or np.any(feature > 1 + 1e-9):
+            return f"the {name} marginals are not probabilities"
+    return None
 
 
 def save_exact(path, posterior):
-    """Write one .npz (edge, path, markov, graphs, log_probs, metadata JSON), atomically."""
+    """Write one .npz (edge, path, markov, graphs, log_probs, metadata JSON), atomically.
+
+    Raises DataError(path, ...) and writes nothing when an array is not finite or not normalised.
+    """
+    problem = _posterior_problem(posterior)
+    if problem is not None:
+        raise DataError(path, f"not written: {problem}")
     arrays = {
         "edge": posterior.edge,
         "path": posterior.path,
@@ -346,12 +397,20 @@ def load_exact(path):
     """Read a save_exact file; raise DataError(path, problem) when it is missing or inconsistent."""
     arrays, metadata = read_npz(path, ("edge", "path", "markov", "graphs", "log_probs"), "an exact-posterior file")
     graphs, log_probs = arrays["graphs"], arrays["log_probs"]
+    if not isinstance(metadata, dict):
+        raise DataError(path, f"metadata must be a JSON object, got {type(metadata).__name__}")
+    if not np.isin(graphs, (0, 1)).all() or not np.issubdtype(log_probs.dtype, np.floating):
+        raise DataError(path, "graphs must hold only 0 and 1, log_probs floats")
     if graphs.ndim != 3 or graphs.shape[1] != graphs.shape[2] or log_probs.shape != graphs.shape[:1]:
         raise DataError(path, f"graphs {graphs.shape} and log_probs {log_probs.shape} do not match [M, d, d] / [M]")
     d = graphs.shape[-1]
     for name in ("edge", "path", "markov"):
         feature = arrays[name]
-        if feature.shape != (d, d) or not np.all((feature >= 0) & (feature <= 1)):
+        if (
+            feature.shape != (d, d)
+            or not np.issubdtype(feature.dtype, np.floating)
+            or not np.all((feature >= 0) & (feature <= 1))
+        ):
             raise DataError(path, f"{name} must be a [{d}, {d}] array of probabilities")
     if not np.all(np.isfinite(log_probs) | (log_probs == -np.inf)) or abs(logsumexp(log_probs)) > 1e-6:
         raise DataError(path, "log_probs are not a normalised log-distribution")
@@ -390,5 +449,6 @@ def sample_exact(posterior, dataset, model, rng, num_samples):
         "num_samples": int(num_samples),
         "theta_layout": model.layout(dataset.num_variables),
         "dataset": dataset.source,
+        "dataset_sha256": dataset.fingerprint(),
     }
     return PosteriorSamples(graphs=graphs.astype(np.uint8), theta=theta, metadata=metadata)

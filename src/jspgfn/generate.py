@@ -9,11 +9,13 @@ set to a value drawn from N(0, intervention_var), ignoring its parents.
 Everything is drawn from one numpy Generator seeded by `seed`.
 """
 
+import math
+import numbers
 import re
 
 import numpy as np
 
-from jspgfn.dataset import Dataset
+from jspgfn.dataset import MAX_ABS_TEXT, MAX_ABS_VALUE, Dataset
 from jspgfn.errors import JspgfnError
 from jspgfn.graphs import sample_er_dag, topological_order
 from jspgfn.models import LinearGaussian, MLPGaussian
@@ -65,7 +67,21 @@ def generate(
     interventional_fraction=0.0,
     intervention_var=1.0,
 ):
-    """A synthetic Dataset with its true graph, parameters and metadata."""
+    """A synthetic Dataset with its true graph, parameters and metadata.
+
+    Raises JspgfnError for an invalid setting, and when the simulated values are not finite or
+    exceed dataset.MAX_ABS_VALUE (what `load_dataset` would refuse).
+    """
+    for name, value in (("d", num_variables), ("n", num_train), ("n-test", num_test), ("seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise JspgfnError(f"{name} must be an integer, got {value!r}")
+    if seed < 0:
+        raise JspgfnError(f"seed must be >= 0, got {seed}")
+    for name, value in (("obs-var", obs_var), ("intervention variance", intervention_var)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+            raise JspgfnError(f"{name} must be a finite number > 0, got {value!r}")
+    if model_name == "mlp" and (isinstance(hidden, bool) or not isinstance(hidden, numbers.Integral) or hidden < 1):
+        raise JspgfnError(f"hidden must be a positive integer, got {hidden!r}")
     if num_variables < 2:
         raise JspgfnError(f"need at least 2 variables, got d={num_variables}")
     if num_train < 1 or num_test < 0:
@@ -77,8 +93,17 @@ def generate(
     model = data_model(model_name, obs_var, hidden)
     graph = sample_er_dag(rng, num_variables, expected)
     theta = model.sample_prior(rng, graph)
-    train, train_int = ancestral_sample(rng, model, theta, graph, num_train, interventional_fraction, intervention_var)
-    test, test_int = ancestral_sample(rng, model, theta, graph, num_test, interventional_fraction, intervention_var)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        train, train_int = ancestral_sample(
+            rng, model, theta, graph, num_train, interventional_fraction, intervention_var
+        )
+        test, test_int = ancestral_sample(rng, model, theta, graph, num_test, interventional_fraction, intervention_var)
+    for values in (train, test):
+        if not np.all(np.isfinite(values)) or np.any(np.abs(values) > MAX_ABS_VALUE):
+            raise JspgfnError(
+                f"the simulated values overflow (non-finite or |x| > {MAX_ABS_TEXT}) with d={num_variables}, "
+                f"graph {graph_kind}, model {model_name}, seed {seed}: use fewer variables or expected edges"
+            )
     names = tuple(f"X{i}" for i in range(num_variables))
     interventional = interventional_fraction > 0
     meta = {

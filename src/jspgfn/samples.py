@@ -44,18 +44,32 @@ class PosteriorSamples:
         return w / w.sum()
 
     def validate(self, source="samples"):
-        """Raise DataError unless shapes, dtypes, acyclicity and metadata are consistent."""
+        """Raise DataError unless shapes, 0/1 graphs, finite theta and log-weights and metadata are consistent.
+
+        log_weights may hold -inf (a sample of weight 0) but not NaN or +inf, and at least one is finite.
+        """
         g, t = self.graphs, self.theta
         if g.ndim != 3 or g.shape[1] != g.shape[2] or g.shape[0] == 0:
             raise DataError(source, f"graphs must have shape [K, d, d] with K > 0, got {g.shape}")
         if not np.isin(g, (0, 1)).all():
             raise DataError(source, "graphs must contain only 0 and 1")
+        if not _is_real(t) or t.ndim < 1:
+            raise DataError(source, f"theta must be an array of real numbers, got dtype {t.dtype}, shape {t.shape}")
         if t.shape[0] != g.shape[0]:
             raise DataError(source, f"theta has {t.shape[0]} samples but graphs has {g.shape[0]}")
         if not np.all(np.isfinite(t)):
             raise DataError(source, "theta has non-finite values")
-        if self.log_weights is not None and self.log_weights.shape != (g.shape[0],):
-            raise DataError(source, f"log_weights must have shape [{g.shape[0]}], got {self.log_weights.shape}")
+        if self.log_weights is not None:
+            log_weights = np.asarray(self.log_weights)
+            if not _is_real(log_weights):
+                raise DataError(source, f"log_weights must be real numbers, got dtype {log_weights.dtype}")
+            if log_weights.shape != (g.shape[0],):
+                raise DataError(source, f"log_weights must have shape [{g.shape[0]}], got {log_weights.shape}")
+            # -inf is a sample of weight 0; NaN, +inf or no finite weight at all leave no distribution.
+            if np.any(np.isnan(log_weights) | (log_weights == np.inf)) or not np.any(np.isfinite(log_weights)):
+                raise DataError(source, "log_weights have NaN or infinite values (or no finite one)")
+        if not isinstance(self.metadata, dict):
+            raise DataError(source, f"metadata must be a JSON object, got {type(self.metadata).__name__}")
         missing = [key for key in REQUIRED_METADATA if key not in self.metadata]
         if missing:
             raise DataError(source, f"metadata lacks {', '.join(missing)}")
@@ -64,6 +78,10 @@ class PosteriorSamples:
     def share_cyclic(self):
         """Fraction of samples whose graph has a cycle (0 for a correct DAG sampler)."""
         return float(np.mean(~is_dag(self.graphs)))
+
+
+def _is_real(array):
+    return np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
 
 
 def save_samples(path, samples):
@@ -79,10 +97,12 @@ def save_samples(path, samples):
 def load_samples(path):
     arrays, metadata = read_npz(path, ("graphs", "theta"), "a PosteriorSamples file")
     samples = PosteriorSamples(
-        graphs=arrays.pop("graphs").astype(np.uint8),
+        graphs=arrays.pop("graphs"),
         theta=arrays.pop("theta"),
         metadata=metadata,
         log_weights=arrays.pop("log_weights", None),
         extras=arrays,
     )
-    return samples.validate(str(path))
+    samples.validate(str(path))  # before the cast to uint8, which would turn 0.5 or 256 into 0
+    samples.graphs = samples.graphs.astype(np.uint8)
+    return samples

@@ -11,7 +11,11 @@ def _parse_overrides(items):
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise JspgfnError(f"--set expects KEY=VALUE, got {item!r}")
-        out[key.strip().replace("-", "_")] = yaml.safe_load(value)
+        try:
+            out[key.strip().replace("-", "_")] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise JspgfnError(f"--set {item!r}: the value is not valid YAML ({problem})") from None
     return out
 
 
@@ -104,8 +108,14 @@ def _run_train(args):
 
 
 def _run_sample(args):
+    from pathlib import Path
+
+    from jspgfn.errors import DataError
+
     if args.num < 1:
         raise JspgfnError(f"--num must be >= 1, got {args.num}")
+    if Path(args.out).is_dir():  # refused before sampling, which may take a while
+        raise DataError(args.out, "is a folder; --out names the samples file to write (e.g. samples.npz)")
     from jspgfn.gflownet.method import sample_run
     from jspgfn.samples import save_samples
 

@@ -10,6 +10,7 @@ Any field can be overridden (`jspgfn train --set key=value`).
 """
 
 import dataclasses
+import math
 
 from jspgfn.errors import JspgfnError
 
@@ -66,9 +67,45 @@ class TrainConfig:
 
 _TYPES = {int: (int,), float: (int, float), bool: (bool,), str: (str,), int | None: (int, type(None))}
 
+# Allowed values beyond the type: (test, what the value must be). None (for int | None) is always allowed.
+_POSITIVE = (lambda v: v > 0, "> 0")
+_NON_NEGATIVE = (lambda v: v >= 0, ">= 0")
+_UNIT = (lambda v: 0 <= v <= 1, "in [0, 1]")
+_RANGES = {
+    **dict.fromkeys(
+        (
+            "num_iterations",
+            "iterations_per_dispatch",
+            "num_envs",
+            "batch_size",
+            "num_theta_samples",
+            "replay_capacity",
+            "embed_dim",
+            "mlp_hidden",
+            "num_heads",
+            "key_size",
+            "theta_hidden",
+            "theta_layers",
+            "minibatch_rows",
+            "max_parents",
+            "learning_rate",
+            "huber_delta",
+            "grad_clip",
+            "init_scale",
+            "residual_scale",
+        ),
+        _POSITIVE,
+    ),
+    **dict.fromkeys(("prefill", "warmup", "noise_pool", "penalty", "checkpoint_every_seconds"), _NON_NEGATIVE),
+    **dict.fromkeys(
+        ("exploration_start", "exploration_end", "exploration_fraction", "end_learning_rate_factor"), _UNIT
+    ),
+}
+
 
 def option_problem(key, value):
-    """None if `value` fits the type of training option `key`, else the problem (one line)."""
+    """None if `value` fits training option `key` (its type in TrainConfig and its range), else the problem
+    (one line). Numbers must be finite: NaN and infinities are refused for every option."""
     fields = {field.name: field for field in dataclasses.fields(TrainConfig)}
     if key not in fields:
         return f"unknown training option (valid: {', '.join(sorted(fields))})"
@@ -76,6 +113,19 @@ def option_problem(key, value):
     if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
         names = " or ".join("null" if kind is type(None) else kind.__name__ for kind in accepted)
         return f"{value!r} is not of type {names}"
+    if value is None or isinstance(value, (bool, str)):
+        if key == "graph_prior":
+            from jspgfn.models.graph_prior import GRAPH_PRIORS
+
+            if value not in GRAPH_PRIORS:
+                return f"unknown graph prior {value!r} (choose one of {', '.join(GRAPH_PRIORS)})"
+        return None
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    if key in _RANGES:
+        test, what = _RANGES[key]
+        if not test(value):
+            return f"{value!r} must be {what}"
     return None
 
 

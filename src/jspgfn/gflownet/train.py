@@ -9,11 +9,14 @@ folder holds
                     atomically every `checkpoint_every_seconds` and at the end
   metrics.jsonl     one line per dispatch (iteration, loss, |delta|, iterations/s)
 Running the same command again resumes from checkpoint.npz (a finished run is left
-as it is). Checkpoints fall on scan boundaries, so a resumed run is bitwise the
-same as an uninterrupted one on the same machine.
+as it is); lines of metrics.jsonl past the checkpoint (logged before a kill) are dropped
+then, so no iteration is logged twice. A folder without checkpoint.npz never trained:
+any command (other options too) starts it afresh. Data, options and --out are checked
+before anything is written. Checkpoints fall on scan boundaries, so a resumed run is
+bitwise the same as an uninterrupted one on the same machine.
 """
 
-import hashlib
+import dataclasses
 import json
 import os
 import time
@@ -23,10 +26,18 @@ import jax
 import numpy as np
 
 from jspgfn import atomic
-from jspgfn.errors import JspgfnError
+from jspgfn.errors import DataError, JspgfnError
 
 CONFIG = "config.json"
 CHECKPOINT = "checkpoint.npz"
+METRICS = "metrics.jsonl"
+
+_TRAIN_ADVICE = "delete the run folder or use a new --out"
+_SAMPLE_ADVICE = "delete the run folder and train it again"
+
+
+class TrainingDiverged(JspgfnError, FloatingPointError):
+    """The loss became NaN or infinite (a one-line CLI error; still a FloatingPointError)."""
 
 
 def enable_compilation_cache():
@@ -51,11 +62,28 @@ def _data_array(data):
     if isinstance(data, Dataset) and data.train_interventions is not None and data.train_interventions.any():
         interventions = data.train_interventions.astype(np.uint8)
     x = data.train if isinstance(data, Dataset) else np.asarray(data, dtype=np.float64)
+    source = _data_source(data)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 2:
-        raise JspgfnError(f"training data must be a table with >= 1 row and >= 2 variables, got shape {x.shape}")
+        raise DataError(source, f"training data must be a table with >= 1 row and >= 2 variables, got shape {x.shape}")
     if not np.all(np.isfinite(x)):
-        raise JspgfnError("training data contains NaN or infinite values")
+        raise DataError(source, "training data contains NaN or infinite values")
+    # Training runs in float32: a larger value would become inf there (and the loss NaN).
+    limit = float(np.finfo(np.float32).max)
+    largest = float(np.max(np.abs(x)))
+    if largest > limit:
+        raise DataError(
+            source, f"training data has a value of magnitude {largest:.3g}, beyond float32 (at most {limit:.3g})"
+        )
     return x.astype(np.float32), interventions
+
+
+def _data_source(data):
+    """How messages name the training data: its train.csv or CSV file, else 'training data'."""
+    source = getattr(data, "source", "")
+    if not source:
+        return "training data"
+    path = Path(source)
+    return str(path / "train.csv") if path.is_dir() else str(path)
 
 
 def build_trainer(config, x, interventions=None):
@@ -118,10 +146,10 @@ def make_config(x, model_name, preset, seed, overrides, data_source="", interven
 
 
 def _data_hash(x, interventions):
-    digest = hashlib.sha256(x.tobytes())
-    if interventions is not None:
-        digest.update(interventions.tobytes())
-    return digest.hexdigest()
+    """The dataset identity (jspgfn.dataset.data_fingerprint) of float32 x and its interventions."""
+    from jspgfn.dataset import data_fingerprint
+
+    return data_fingerprint(x, interventions)
 
 
 # Options that do not change the result: a resumed run may set them differently.
@@ -152,6 +180,66 @@ def _check_same_run(old, new, run_dir):
                 f"{run_dir}: existing run differs in {what} ({str(a)[:40]!r} vs "
                 f"{str(b)[:40]!r}); use a new --out folder"
             )
+
+
+_REQUIRED_CONFIG = {
+    "model": str,
+    "seed": int,
+    "preset": str,
+    "train_config": dict,
+    "num_variables": int,
+    "num_rows": int,
+}
+
+
+def read_config(run, advice=_TRAIN_ADVICE):
+    """The config dict of run folder `run`; DataError naming config.json when it is not one."""
+    from jspgfn.gflownet.presets import TrainConfig
+
+    path = Path(run) / CONFIG
+
+    def invalid(problem):
+        return DataError(path, f"not a valid run configuration ({problem}); {advice}")
+
+    try:
+        config = json.loads(path.read_text())
+    except UnicodeDecodeError:
+        raise invalid("not a text file") from None
+    except json.JSONDecodeError as exc:
+        raise invalid(f"invalid JSON: {exc}") from None
+    except OSError as exc:
+        raise DataError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if not isinstance(config, dict):
+        raise invalid(f"a JSON {type(config).__name__}, not an object")
+    for key, kind in _REQUIRED_CONFIG.items():
+        if key not in config:
+            raise invalid(f"no {key!r}")
+        if not isinstance(config[key], kind) or isinstance(config[key], bool):
+            raise invalid(f"{key!r} is not a{'n' if kind is int else ''} {kind.__name__}")
+    known = {field.name for field in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(config["train_config"]) - known)
+    if unknown:
+        raise invalid(f"unknown training option(s) {', '.join(unknown)}")
+    return config
+
+
+def _trim_metrics(path, iteration):
+    """Keep the lines of metrics.jsonl up to `iteration` (where training resumes), so that no
+    iteration appears twice; a line cut short by a kill goes too. Rewritten atomically."""
+    if not path.is_file():
+        return
+    text = path.read_text(errors="replace")
+    kept = []
+    for line in text.splitlines(keepends=True):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        step = row.get("iteration") if isinstance(row, dict) else None
+        if line.endswith("\n") and isinstance(step, int) and step <= iteration:
+            kept.append(line)
+    if "".join(kept) != text:
+        atomic.write_text(path, "".join(kept))
 
 
 def train(
@@ -194,23 +282,36 @@ def train(
         raise JspgfnError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     enable_compilation_cache()
     run = Path(out)
+    if run.exists() and not run.is_dir():
+        raise DataError(run, "exists and is not a folder; --out names the run folder (give a new path)")
+    blocking = next((p for p in run.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise DataError(run, f"cannot create the run folder: {blocking} is a file")
+    # Everything that can be refused is checked before the run folder is touched.
     x, interventions = _data_array(data)
     source = os.path.abspath(data) if isinstance(data, (str, os.PathLike)) else ""
     config = make_config(x, model_name, preset, seed, overrides, source, interventions, family)
-    if (run / CONFIG).is_file():
-        _check_same_run(json.loads((run / CONFIG).read_text()), config, run)
-    run.mkdir(parents=True, exist_ok=True)
-    atomic.write_json(run / CONFIG, config)
+    resume = (run / CHECKPOINT).is_file()
+    if resume and (run / CONFIG).exists():
+        _check_same_run(read_config(run, _TRAIN_ADVICE), config, run)
+    # Without a checkpoint an earlier start never trained (it failed or was stopped before its
+    # first checkpoint): its config.json binds nothing and is replaced by this call's.
     trainer = build_trainer(config, x, interventions)
     cfg = trainer.cfg
-
     info = {"iteration": 0, "wall_seconds": 0.0}
-    if (run / CHECKPOINT).is_file():
+    if resume:
         template = jax.eval_shape(lambda: trainer.init(seed))
         state, info = checkpoint.load(run / CHECKPOINT, template)
     else:
-        atomic.write_json(run / "provenance.json", provenance.provenance())
         state = trainer.init(seed)
+    try:
+        run.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(run, f"cannot create the run folder ({exc.strerror or exc})") from None
+    atomic.write_json(run / CONFIG, config)
+    if not resume:
+        atomic.write_json(run / "provenance.json", provenance.provenance())
+    _trim_metrics(run / METRICS, int(info["iteration"]))
     done = int(info["iteration"])
     target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
     chunk = cfg.iterations_per_dispatch
@@ -222,7 +323,7 @@ def train(
         bar = tqdm(total=cfg.num_iterations, initial=done, unit="it", desc="jspgfn train", dynamic_ncols=True)
     last_save = time.time()
     start_wall = time.time() - float(info["wall_seconds"])
-    with open(run / "metrics.jsonl", "a") as metrics_file:
+    with open(run / METRICS, "a") as metrics_file:
         try:
             while done < target:
                 n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
@@ -232,7 +333,11 @@ def train(
                 done += n
                 rate = n / max(time.time() - tick, 1e-9)
                 if not np.isfinite(loss):
-                    raise FloatingPointError(f"non-finite loss at iteration {done}")
+                    where = "in a new --out folder" if (run / CHECKPOINT).is_file() else "(the same --out is fine)"
+                    raise TrainingDiverged(
+                        f"{run}: training diverged (non-finite loss at iteration {done}); look for extreme "
+                        f"values in the data, or train with a smaller learning_rate {where}"
+                    )
                 metrics_file.write(
                     json.dumps(
                         {
@@ -273,7 +378,7 @@ def load_run(run_dir):
     run = Path(run_dir)
     if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
         raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
-    config = with_family(json.loads((run / CONFIG).read_text()))
+    config = with_family(read_config(run, _SAMPLE_ADVICE))
     x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
     trainer = build_trainer(config, x, np.zeros_like(x, np.uint8) if config.get("interventional") else None)
     template = jax.eval_shape(lambda: trainer.init(config["seed"]))
