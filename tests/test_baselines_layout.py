@@ -18,7 +18,7 @@ from jspgfn_baselines import spec as speclib
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ROOT / "baselines"
-METHODS = ["b-ges", "b-pc", "dibs", "dibs-mixture", "exact", "gibbs-mc3", "mh-mc3"]
+METHODS = ["b-ges", "b-pc", "bcd-nets", "dibs", "dibs-mixture", "exact", "gibbs-mc3", "mh-mc3", "vbg"]
 
 
 def test_methods_are_found_from_the_folders():

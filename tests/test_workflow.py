@@ -111,9 +111,9 @@ def _bad_config(workdir, name, edit):
         ),
         (
             "unknown.yaml",
-            lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-nets"]),
-            "experiments.small_graphs.methods.1: unknown method 'bcd-nets' (defined in methods: b-ges, b-pc, dibs, "
-            "dibs-mixture, exact, gibbs-mc3, jspgfn-diag, jspgfn-full, mh-mc3)",
+            lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-net"]),
+            "experiments.small_graphs.methods.1: unknown method 'bcd-net' (defined in methods: b-ges, b-pc, bcd-nets, "
+            "dibs, dibs-mixture, exact, gibbs-mc3, jspgfn-diag, jspgfn-full, mh-mc3, vbg)",
         ),
         (
             "kind.yaml",
@@ -123,8 +123,8 @@ def _bad_config(workdir, name, edit):
         (
             "name.yaml",
             lambda c: c["methods"]["b-pc"].update(name="b-pcx"),
-            "methods.b-pc.name: unknown baseline 'b-pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, "
-            "gibbs-mc3, mh-mc3)",
+            "methods.b-pc.name: unknown baseline 'b-pcx' (baselines/ has: b-ges, b-pc, bcd-nets, dibs, dibs-mixture, "
+            "exact, gibbs-mc3, mh-mc3, vbg)",
         ),
         (
             "id.yaml",
@@ -132,8 +132,8 @@ def _bad_config(workdir, name, edit):
                 c["methods"].update({"pcx": c["methods"].pop("b-pc")})
                 or c["experiments"]["small_graphs"]["methods"].remove("b-pc")
             ),
-            "methods.pcx: unknown baseline 'pcx' (baselines/ has: b-ges, b-pc, dibs, dibs-mixture, exact, gibbs-mc3, "
-            "mh-mc3)",
+            "methods.pcx: unknown baseline 'pcx' (baselines/ has: b-ges, b-pc, bcd-nets, dibs, dibs-mixture, exact, "
+            "gibbs-mc3, mh-mc3, vbg)",
         ),
         (
             "param.yaml",

@@ -110,7 +110,7 @@ class Trainer:
         opt_state = self.optimizer.init(params)
         env = envlib.reset(cfg.num_envs, d)
         replay = replaylib.init(cfg.replay_capacity, d)
-        env, replay = _prefill(env, replay, k_fill, cfg.prefill, cfg.max_parents)
+        env, replay = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents)
         return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32))
 
     def act(self, params, env, key, epsilon):
@@ -175,7 +175,7 @@ class Trainer:
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
-def _prefill(env, replay, key, steps, max_parents):
+def prefill_replay(env, replay, key, steps, max_parents):
     """Fill the replay buffer with `steps` uniform-policy steps of every environment."""
 
     def body(carry, k):

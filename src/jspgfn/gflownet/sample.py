@@ -15,7 +15,9 @@ from jspgfn.gflownet import policy
 
 
 @functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
-def _sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
+def sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
+    """num graphs uint8 [num, d, d], each built from the empty graph by P_phi(G' | G) until stop (jitted;
+    the batch is one array, so callers inside jit, e.g. VBG's moment estimates, use this directly)."""
     d = num_variables
     steps = d * (d - 1) // 2 + 1
 
@@ -48,7 +50,7 @@ def sample_graphs(apply_fn, params, key, num, num_variables, max_parents=None, c
         size = min(chunk, num - i * chunk)
         out.append(
             np.asarray(
-                _sample_graphs_chunk(apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents)
+                sample_graphs_chunk(apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents)
             )[:size]
         )
     return np.concatenate(out, axis=0).astype(np.uint8)

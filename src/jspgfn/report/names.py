@@ -8,6 +8,8 @@ PAPER_ORDER = [
     "B-PC*",
     "DiBS",
     "DiBS+",
+    "BCD Nets",
+    "VBG",
     "JSP-GFN (diag)",
     "JSP-GFN (full)",
     "Exact (reference)",

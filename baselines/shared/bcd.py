@@ -1,0 +1,263 @@
+"""BCD Nets (Cundy, Grover & Ermon, 2021): variational inference over linear SEMs W = (P L P^T)^T.
+
+The variational family q(L, P) = q(L) q(P | L):
+  q(L)      mean-field Normal over the d(d-1)/2 entries of a strictly lower-triangular matrix L;
+  q(P | L)  Gumbel-Sinkhorn over permutation matrices: logits = MLP(L) (two hidden layers), Gumbel
+            noise, `sinkhorn_iterations` row/column normalisations in log space at `temperature`, made
+            hard by the Hungarian algorithm (scipy, through jax.pure_callback) with a straight-through
+            gradient (hard + soft - stop_gradient(soft)).
+W = (P L P^T)^T is a permuted strictly triangular matrix, so every sample is a DAG. W[i, j] is the
+weight of the edge i -> j, as theta in jspgfn.models.LinearGaussian: X = X W + eps.
+
+The noise variance is fixed to the model's obs_var (BCD Nets also learns log noise scales). ELBO per
+Monte-Carlo sample: log P(D | W) + log p(L) + log p(P) - log q(P | L), plus the analytic entropy of
+q(L). p(P) is uniform over the d! permutations. log q(P | L) = <P, logits> - log perm(exp(logits)) as
+in BCD Nets, whose log-permanent is a Bethe approximation; here it is exact for d <= 6 (enumerating
+the d! permutations) and above that the Bethe free energy evaluated at the Sinkhorn-balanced
+exp(logits) (a lower bound on the Bethe log-permanent, hence on log perm).
+p(L): a Horseshoe-like prior (Bhadra et al., 2019: p(x) = log(1 + s^2 / x^2) / (2 pi s), the
+Horseshoe's log spike at 0 and 1/x^2 tails, in closed form) or N(prior_mean, prior_var).
+
+Samples: L ~ q(L), P ~ q(P | L) (hard), W = (P L P^T)^T; edge i -> j where |W[i, j]| > threshold
+(BCD Nets' evaluation threshold, 0.3 by default); theta = W masked to that graph.
+"""
+
+import itertools
+import math
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from scipy.optimize import linear_sum_assignment
+from tqdm.auto import tqdm
+
+from jspgfn_baselines.shared.common import check_finite_data, make_samples, require_observational
+
+CHUNK = 500  # optimisation steps per jitted lax.scan
+INIT_STD = 0.3  # initial sd of q(L); its means start at 0 and the permutation logits at 0 (q(P) uniform)
+
+
+# --- permutations ---------------------------------------------------------------------------------
+
+
+def _hungarian_numpy(soft):
+    """Permutation matrices maximising sum(P * soft), for any leading batch dimensions."""
+    soft = np.asarray(soft)
+    d = soft.shape[-1]
+    flat = soft.reshape(-1, d, d)
+    out = np.zeros_like(flat)
+    for k, matrix in enumerate(flat):
+        rows, cols = linear_sum_assignment(-matrix)
+        out[k, rows, cols] = 1
+    return out.reshape(soft.shape)
+
+
+def hungarian(soft):
+    """Hard permutation matrix (or batch) nearest to a doubly-stochastic `soft` (no gradient)."""
+    soft = jax.lax.stop_gradient(soft)
+    return jax.pure_callback(
+        _hungarian_numpy, jax.ShapeDtypeStruct(soft.shape, soft.dtype), soft, vmap_method="broadcast_all"
+    )
+
+
+def log_sinkhorn(log_alpha, iterations):
+    """`iterations` row then column normalisations of exp(log_alpha), in log space."""
+
+    def body(x, _):
+        x = x - jax.scipy.special.logsumexp(x, axis=-1, keepdims=True)
+        x = x - jax.scipy.special.logsumexp(x, axis=-2, keepdims=True)
+        return x, None
+
+    log_alpha, _ = jax.lax.scan(body, log_alpha, None, length=iterations)
+    return log_alpha
+
+
+def sample_permutation(key, logits, temperature, iterations):
+    """Gumbel-Sinkhorn sample made hard by the Hungarian algorithm, straight-through gradient."""
+    gumbel = jax.random.gumbel(key, logits.shape, logits.dtype)
+    soft = jnp.exp(log_sinkhorn((logits + gumbel) / temperature, iterations))
+    hard = hungarian(soft)
+    return hard + (soft - jax.lax.stop_gradient(soft))  # exactly `hard` in the forward pass
+
+
+def log_permanent_bethe(logits, iterations, eps=1e-7):
+    """Bethe free energy of exp(logits) at its Sinkhorn-balanced matrix (<= Bethe log-permanent)."""
+    gamma = jnp.clip(jnp.exp(log_sinkhorn(logits, iterations)), eps, 1 - eps)
+    return jnp.sum(logits * gamma) - jnp.sum(gamma * jnp.log(gamma)) + jnp.sum((1 - gamma) * jnp.log1p(-gamma))
+
+
+EXACT_PERMANENT_MAX_D = 6  # up to d! = 720 permutations: enumerate them
+
+
+def log_permanent_exact(logits):
+    """log perm(exp(logits)) by enumerating the d! permutations (small d only)."""
+    d = logits.shape[-1]
+    perms = np.array(list(itertools.permutations(range(d))))  # [d!, d]
+    return jax.scipy.special.logsumexp(jnp.sum(logits[np.arange(d), perms], axis=-1))
+
+
+def log_permanent(logits, iterations):
+    if logits.shape[-1] <= EXACT_PERMANENT_MAX_D:
+        return log_permanent_exact(logits)
+    return log_permanent_bethe(logits, iterations)
+
+
+def log_q_permutation(permutation, logits, iterations):
+    """log q(P) ~ <P, logits> - log perm(exp(logits)) (Gumbel-matching, as BCD Nets)."""
+    return jnp.sum(permutation * logits) - log_permanent(logits, iterations)
+
+
+def weights_from(permutation, lower):
+    """W = (P L P^T)^T: W[i, j] is the weight of the edge i -> j."""
+    return jnp.swapaxes(permutation @ lower @ jnp.swapaxes(permutation, -1, -2), -1, -2)
+
+
+# --- variational parameters -----------------------------------------------------------------------
+
+
+def lower_matrix(values, d):
+    """Strictly lower-triangular [..., d, d] matrix from its d(d-1)/2 entries [..., m]."""
+    rows, cols = np.tril_indices(d, -1)
+    out = jnp.zeros(values.shape[:-1] + (d, d), values.dtype)
+    return out.at[..., rows, cols].set(values)
+
+
+def init_params(key, d, hidden):
+    m = d * (d - 1) // 2
+    k_layers = jax.random.split(key, 3)
+    sizes = [max(m, 1), hidden, hidden, d * d]
+    layers = []
+    for i, (k, (n_in, n_out)) in enumerate(zip(k_layers, zip(sizes[:-1], sizes[1:]))):
+        scale = 1.0 / np.sqrt(n_in) if i < 2 else 0.0  # zero logits: q(P) starts uniform
+        layers.append((scale * jax.random.normal(k, (n_in, n_out)), jnp.zeros(n_out)))
+    return {"mean": jnp.zeros(m), "log_std": jnp.full((m,), jnp.log(INIT_STD)), "mlp": layers}
+
+
+def mlp_logits(layers, values, d):
+    """Permutation logits [d, d] from the sampled L entries (q(P | L))."""
+    h = values if values.shape[-1] > 0 else jnp.zeros(values.shape[:-1] + (1,), values.dtype)
+    for w, b in layers[:-1]:
+        h = jax.nn.relu(h @ w + b)
+    w, b = layers[-1]
+    return (h @ w + b).reshape(values.shape[:-1] + (d, d))
+
+
+def log_prior_lower(values, prior, horseshoe_scale, prior_mean, prior_var):
+    if prior == "normal":
+        return jnp.sum(jax.scipy.stats.norm.logpdf(values, prior_mean, jnp.sqrt(prior_var)), axis=-1)
+    s2 = horseshoe_scale**2
+    density = jnp.log(jnp.log1p(s2 / (values**2 + 1e-30)))
+    return jnp.sum(density - jnp.log(2 * jnp.pi * horseshoe_scale), axis=-1)
+
+
+def draw(params, key, d, num, temperature, iterations):
+    """num samples (values [num, m], P [num, d, d], W [num, d, d], logits) from q."""
+    k_l, k_p = jax.random.split(key)
+    eps = jax.random.normal(k_l, (num,) + params["mean"].shape)
+    values = params["mean"] + jnp.exp(params["log_std"]) * eps
+    logits = mlp_logits(params["mlp"], values, d)
+    perm = sample_permutation(k_p, logits, temperature, iterations)
+    return values, perm, weights_from(perm, lower_matrix(values, d)), logits
+
+
+def make_loss(stats, num_rows, d, obs_var, num_mc, temperature, iterations, prior, horseshoe_scale, pm, pv):
+    """-ELBO; `stats` = X^T X (the linear Gaussian likelihood depends on the data only through it)."""
+    m = d * (d - 1) // 2
+    log_p_perm = -math.lgamma(d + 1)
+
+    def log_likelihood(w):
+        r = jnp.eye(d) - w  # residuals X (I - W)
+        sq = jnp.trace(r.T @ stats @ r)
+        return -0.5 * sq / obs_var - 0.5 * num_rows * d * jnp.log(2 * jnp.pi * obs_var)
+
+    def loss(params, key):
+        values, perm, w, logits = draw(params, key, d, num_mc, temperature, iterations)
+        log_lik = jax.vmap(log_likelihood)(w)
+        log_q_p = jax.vmap(log_q_permutation, in_axes=(0, 0, None))(perm, logits, iterations)
+        log_p_l = log_prior_lower(values, prior, horseshoe_scale, pm, pv)
+        entropy_l = jnp.sum(params["log_std"]) + 0.5 * m * jnp.log(2 * jnp.pi * jnp.e)
+        elbo = jnp.mean(log_lik + log_p_l + log_p_perm - log_q_p) + entropy_l
+        return -elbo
+
+    return loss
+
+
+def run_bcd(
+    method,
+    dataset,
+    model,
+    seed,
+    *,
+    steps,
+    num_mc_samples,
+    learning_rate,
+    temperature,
+    sinkhorn_iterations,
+    threshold,
+    num_samples,
+    mlp_hidden,
+    l_prior,
+    horseshoe_scale,
+    progress=True,
+):
+    """Train q(L, P) with AdaBelief on the -ELBO, then draw `num_samples` (G, theta) pairs from it."""
+    require_observational(method, dataset)
+    x = check_finite_data(dataset)
+    start = time.perf_counter()
+    d = dataset.num_variables
+    stats = jnp.asarray(x.T @ x, jnp.float32)
+    key = jax.random.PRNGKey(seed)
+    k_init, k_train, k_draw = jax.random.split(key, 3)
+    params = init_params(k_init, d, mlp_hidden)
+    loss = make_loss(
+        stats,
+        x.shape[0],
+        d,
+        float(model.obs_var),
+        num_mc_samples,
+        temperature,
+        sinkhorn_iterations,
+        l_prior,
+        horseshoe_scale,
+        float(model.prior_mean),
+        float(model.prior_var),
+    )
+    optimiser = optax.adabelief(learning_rate)
+    opt_state = optimiser.init(params)
+
+    def update(carry, key):
+        params, opt_state = carry
+        value, grads = jax.value_and_grad(loss)(params, key)
+        updates, opt_state = optimiser.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), value
+
+    @jax.jit
+    def run_chunk(carry, keys):
+        return jax.lax.scan(update, carry, keys)
+
+    keys = jax.random.split(k_train, max(steps, 1))[:steps]
+    carry, losses = (params, opt_state), []
+    chunks = range(0, steps, CHUNK)
+    for begin in tqdm(chunks, desc=method, unit="chunk", disable=None if progress else True):
+        carry, values = run_chunk(carry, keys[begin : begin + CHUNK])
+        losses.append(np.asarray(values))
+    params = carry[0]
+    losses = np.concatenate(losses) if losses else np.zeros(0)
+
+    _, _, w, _ = jax.jit(lambda p, k: draw(p, k, d, num_samples, temperature, sinkhorn_iterations))(params, k_draw)
+    w = np.asarray(w, dtype=np.float64)
+    graphs = (np.abs(w) > threshold).astype(np.uint8)
+    theta = np.where(graphs == 1, w, 0.0)
+    final = float(np.mean(losses[-min(len(losses), 100) :])) if len(losses) else float("nan")
+    return make_samples(
+        method,
+        model,
+        seed,
+        graphs,
+        theta,
+        time.perf_counter() - start,
+        dataset,
+        extra_metadata={"final_neg_elbo": final},
+    )
