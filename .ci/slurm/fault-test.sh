@@ -87,11 +87,14 @@ say "rerunning the same command"
 [[ -f $target ]] || fail "no samples after the rerun"
 final=$(checkpoint_iteration "$run/checkpoint.npz")
 [[ $final == "$num_iterations" ]] || fail "the resumed run stopped at iteration '$final', not $num_iterations"
-first_after=$(py "$run/metrics.jsonl" "$lines1" <<'EOF'
+first_after=$(py "$run/metrics.jsonl" "$resumed_from" <<'EOF'
 import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-n = int(sys.argv[2])
-print(json.loads(lines[n])["iteration"] if len(lines) > n else "")
+# metrics.jsonl is trimmed to the checkpoint on resume: iterations strictly increase, and the
+# first one past the checkpoint is where the rerun started ("" when they do not increase).
+iterations = [json.loads(line)["iteration"] for line in open(sys.argv[1]).read().splitlines()]
+after = [it for it in iterations if it > int(sys.argv[2])]
+increasing = all(a < b for a, b in zip(iterations, iterations[1:]))
+print(after[0] if after and increasing else "")
 EOF
 )
 step=$(py "$config" <<'EOF'
@@ -100,7 +103,7 @@ print(yaml.safe_load(open(sys.argv[1]))["methods"]["jspgfn-diag"]["params"]["ite
 EOF
 )
 [[ $first_after == $(( resumed_from + step )) ]] \
-    || fail "after the rerun, metrics.jsonl continues at iteration '$first_after', not $((resumed_from + step)): it did not resume from $resumed_from"
+    || fail "after the rerun, metrics.jsonl continues at iteration '$first_after', not $((resumed_from + step)) (or its iterations do not increase): it did not resume from $resumed_from"
 say "rerun resumed at iteration $resumed_from (next logged iteration $first_after) and finished at $final"
 
 # ------------------------------------------------------------------ 3. same samples as an uninterrupted run
@@ -108,11 +111,13 @@ say "uninterrupted reference run (same data, seed and settings), locally"
 read -r -a train_args < <(py "$config" <<'EOF'
 import json, sys, yaml
 m = yaml.safe_load(open(sys.argv[1]))["methods"]["jspgfn-diag"]
-print(m["model"], m["preset"], m["num_samples"], *(f"--param={k}={json.dumps(v)}" for k, v in sorted(m["params"].items())))
+print(m["likelihood"], m["family"], m["preset"], m["num_samples"],
+      *(f"--param={k}={json.dumps(v)}" for k, v in sorted(m["params"].items())))
 EOF
 )
-model=${train_args[0]} preset=${train_args[1]} num=${train_args[2]}
-"$bin/jspgfn" train "$res/custom/small_graphs/data/0" --model "$model" --preset "$preset" --seed 0 "${train_args[@]:3}" \
+likelihood=${train_args[0]} family=${train_args[1]} preset=${train_args[2]} num=${train_args[3]}
+"$bin/jspgfn" train "$res/custom/small_graphs/data/0" --model "$likelihood" --family "$family" --preset "$preset" \
+    --seed 0 "${train_args[@]:4}" \
     --no-progress --out "$out/reference" >"$out/reference-train.log" 2>&1 || fail "reference training failed ($out/reference-train.log)"
 "$bin/jspgfn" sample "$out/reference" --num "$num" --seed 0 --out "$out/reference.npz" >"$out/reference-sample.log" 2>&1 \
     || fail "reference sampling failed"
