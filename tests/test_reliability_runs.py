@@ -16,17 +16,8 @@ from jspgfn.dataset import Dataset
 from jspgfn.errors import DataError
 from jspgfn.gflownet.train import train
 from jspgfn.samples import load_samples
+from test_gflownet_train import TINY  # the tiny training settings of the training tests
 
-TINY = {
-    "num_iterations": 20,
-    "iterations_per_dispatch": 10,
-    "prefill": 20,
-    "batch_size": 8,
-    "num_envs": 2,
-    "num_theta_samples": 2,
-    "replay_capacity": 500,
-    "checkpoint_every_seconds": 1e9,
-}
 SETS = sum((["--set", f"{key}={value}"] for key, value in TINY.items()), [])
 
 

@@ -6,7 +6,6 @@ import ast
 import csv
 import os
 import re
-import shutil
 import string
 import subprocess
 import sys
@@ -16,19 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from test_workflow import copy_workflow  # the workflow in a folder of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = "use letters, digits, spaces and - _ . / + , = @ %"
-
-
-def copy_workflow(dest):
-    """The workflow in a folder of its own (as tests/test_workflow.py does)."""
-    for name in ("Snakefile", "workflow", "config", "profiles", "baselines"):
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
 
 
 def snakemake(cwd, *args, timeout=600):
