@@ -25,9 +25,9 @@ def declared(method):
         from jspgfn.gflownet.method import CAPABILITIES
 
         return dict(CAPABILITIES)
-    from jspgfn.cli import _baselines_package
+    from jspgfn.competitors import baselines_package
 
-    return dict(_baselines_package(method["name"]).get_spec(method["name"])["capabilities"])
+    return dict(baselines_package(method["name"]).get_spec(method["name"])["capabilities"])
 
 
 def _tiny_mlp_dataset():

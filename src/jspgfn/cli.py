@@ -186,26 +186,14 @@ def _add_baseline(sub):
     p.set_defaults(run=_run_baseline)
 
 
-def _baselines_package(name=None):
-    """The jspgfn_baselines package, or a one-line error saying how to install it."""
-    try:
-        import jspgfn_baselines
-    except ImportError:
-        what = f"baseline '{name}' needs" if name else "the baselines need"
-        raise JspgfnError(
-            f"{what} the jspgfn-baselines package, which is not installed: "
-            "pip install -e baselines (from a jspgfn checkout; `make setup` installs it)"
-        ) from None
-    return jspgfn_baselines
-
-
 def _run_baseline(args):
     import yaml
 
+    from jspgfn.competitors import baselines_package
     from jspgfn.dataset import load_dataset
     from jspgfn.samples import save_samples
 
-    baselines = _baselines_package(args.name)
+    baselines = baselines_package(args.name)
     if args.list:
         for name, spec in baselines.specs().items():
             capabilities = " ".join(f"{key}={value}" for key, value in spec["capabilities"].items())
