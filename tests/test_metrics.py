@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from jspgfn.aggregate import aggregate_metrics
+from jspgfn.aggregate import aggregate_log_pt, aggregate_metrics
 from jspgfn.dataset import Dataset
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.evaluate import evaluate, ransac_slope
@@ -52,6 +52,7 @@ def test_identification_and_timing(setting):
     dataset, _, _, metrics = setting
     assert metrics["method"] == "exact" and metrics["model"] == "lingauss" and metrics["seed"] == 0
     assert metrics["dataset_seed"] == 0 and metrics["num_samples"] == NUM and metrics["share_cyclic"] == 0.0
+    assert metrics["share_cyclic_dropped"] == 0.0
     assert metrics["wall_seconds"] == 1.5 and metrics["notes"] == []
     json.dumps(metrics, allow_nan=False)
 
@@ -197,6 +198,55 @@ def test_auroc_is_null_for_an_empty_true_graph():
     assert any("auroc" in note for note in metrics["notes"])
 
 
+# --------------------------------------------------------------- cyclic samples (DiBS)
+
+
+def _mixed_samples(dataset, num=12, seed=3):
+    """`num` samples, every third with a cyclic graph (a 2-cycle added), random theta and log-weights."""
+    rng = np.random.default_rng(seed)
+    d = dataset.num_variables
+    graphs = np.triu(rng.random((num, d, d)) < 0.5, k=1).astype(np.uint8)  # DAGs (order 0, 1, ..., d-1)
+    cyclic = np.arange(num) % 3 == 1
+    graphs[cyclic, 0, 1] = graphs[cyclic, 1, 0] = 1
+    theta = rng.standard_normal((num, d, d)) * graphs
+    return graphs, theta, rng.normal(size=num), cyclic
+
+
+def test_cyclic_samples_are_dropped_from_nll_shd_and_auroc_and_their_share_reported():
+    """As DiBS's metrics: the same numbers as the file without its cyclic samples, weights renormalised."""
+    dataset = generate("er1", "linear", 4, 30, 40, 8)
+    graphs, theta, log_weights, cyclic = _mixed_samples(dataset)
+    full = evaluate(_samples(graphs, theta, log_weights=log_weights), dataset)
+    keep = ~cyclic
+    kept = evaluate(_samples(graphs[keep], theta[keep], log_weights=log_weights[keep]), dataset)
+    for key in ("nll_expected", "nll_predictive", "expected_shd", "auroc"):
+        assert full[key] == pytest.approx(kept[key], rel=1e-12), key
+    weights = np.exp(log_weights) / np.exp(log_weights).sum()
+    assert full["share_cyclic_dropped"] == pytest.approx(weights[cyclic].sum(), rel=1e-12)
+    assert 0 < full["share_cyclic_dropped"] < 1 and full["share_cyclic"] == pytest.approx(cyclic.mean())
+    assert kept["share_cyclic_dropped"] == 0.0 and not any("cyclic" in note for note in kept["notes"])
+    assert any("4 of 12 samples" in note and "left out" in note for note in full["notes"])
+    # theta_cross_entropy keeps every sample (its current treatment), so it differs.
+    assert full["theta_cross_entropy"] != pytest.approx(kept["theta_cross_entropy"], rel=1e-6)
+
+    uniform = evaluate(_samples(graphs, theta), dataset)
+    assert uniform["share_cyclic_dropped"] == pytest.approx(cyclic.mean())
+    assert uniform["expected_shd"] == pytest.approx(
+        evaluate(_samples(graphs[keep], theta[keep]), dataset)["expected_shd"]
+    )
+
+
+def test_only_cyclic_samples_give_null_nll_shd_and_auroc_with_a_note():
+    dataset = generate("er1", "linear", 4, 30, 40, 8)
+    graphs, theta, _, cyclic = _mixed_samples(dataset)
+    metrics = evaluate(_samples(graphs[cyclic], theta[cyclic]), dataset)
+    for key in ("nll_expected", "nll_predictive", "expected_shd", "auroc"):
+        assert metrics[key] is None, key
+    assert metrics["share_cyclic_dropped"] == 1.0 and metrics["num_test"] == 40
+    assert any("every sample" in note and "cyclic" in note for note in metrics["notes"])
+    json.dumps(metrics, allow_nan=False)
+
+
 # --------------------------------------------------------------- log P_T against log R
 
 
@@ -226,6 +276,26 @@ def test_log_pt_slope_uses_the_reward_computed_from_the_data(setting):
     assert metrics["log_pt_slope"] == pytest.approx(0.8, abs=1e-6)
     assert metrics["log_pt_intercept"] == pytest.approx(2.0, abs=1e-3)
     assert metrics["log_pt_pearson"] == pytest.approx(np.corrcoef(log_r, log_pt)[0, 1], abs=1e-9)
+    points = metrics["log_pt_points"]
+    np.testing.assert_allclose(points["log_reward"], log_r, rtol=1e-9)
+    np.testing.assert_array_equal(points["log_pt"], log_pt)
+    np.testing.assert_array_equal(points["num_edges"], samples.graphs.sum(axis=(1, 2)))
+    assert points["sample"] == list(range(samples.num_samples))
+
+
+def test_log_pt_points_are_the_finite_ones_fitted(setting):
+    dataset, _, samples, _ = setting
+    samples = PosteriorSamples(samples.graphs[:40], samples.theta[:40], samples.metadata)
+    log_pt = np.linspace(-50.0, -10.0, 40)
+    log_pt[[3, 17]] = -np.inf  # e.g. a beam search that found no trajectory
+    samples.extras["log_prob_terminating"] = log_pt
+    metrics = evaluate(samples, dataset)
+    points = metrics["log_pt_points"]
+    expected = [k for k in range(40) if k not in (3, 17)]
+    assert points["sample"] == expected and points["log_pt"] == log_pt[expected].tolist()
+    assert len(points["log_reward"]) == len(points["num_edges"]) == 38
+    assert any("2 samples with a non-finite" in note for note in metrics["notes"])
+    json.dumps(metrics, allow_nan=False)
 
 
 # --------------------------------------------------------------- aggregate
@@ -280,3 +350,52 @@ def test_aggregate_features_long_table(tmp_path, setting):
     assert edge.exact.iloc[1] == pytest.approx(exact.edge[i, j])
     assert set(table.label) == {"reference"} and set(table.preset) == {"test"}
     assert np.sqrt(np.mean((edge.estimate - edge.exact) ** 2)) == pytest.approx(metrics["edge_rmse"])
+
+
+def _write_run(path, label, dataset_seed, points=None):
+    metrics = {"method": "jspgfn", "label": label, "display_name": "JSP-GFN", "dataset_seed": dataset_seed}
+    if points is not None:
+        metrics["log_pt_points"] = points
+    path.write_text(json.dumps(metrics))
+    return path
+
+
+def test_aggregate_log_pt_long_table_and_cli(tmp_path):
+    from jspgfn import cli
+
+    points = {"sample": [0, 2], "num_edges": [3, 5], "log_reward": [-10.0, -12.5], "log_pt": [-11.0, -13.0]}
+    with_points = _write_run(tmp_path / "a.json", "jspgfn-mlp", 4, points)
+    without = _write_run(tmp_path / "b.json", "dibs-mlp", 4)
+    table = aggregate_log_pt([with_points, without], tmp_path / "log_pt.csv", {"preset": "test"})
+    assert list(table.columns) == [
+        "preset",
+        "label",
+        "display_name",
+        "method",
+        "dataset_seed",
+        "sample",
+        "num_edges",
+        "log_reward",
+        "log_pt",
+    ]
+    assert len(table) == 2 and set(table.label) == {"jspgfn-mlp"} and list(table["sample"]) == [0, 2]
+    assert list(table.log_pt) == [-11.0, -13.0] and set(table.preset) == {"test"} and set(table.dataset_seed) == {4}
+
+    # No run with points: a header-only file.
+    empty = aggregate_log_pt([without], tmp_path / "empty.csv")
+    assert empty.empty and (tmp_path / "empty.csv").read_text().strip().split(",")[0] == "label"
+
+    bad = _write_run(tmp_path / "bad.json", "x", 0, {"log_reward": [1.0], "log_pt": [1.0, 2.0]})
+    with pytest.raises(DataError, match="bad.json: log_pt_points lists have different lengths"):
+        aggregate_log_pt([bad], tmp_path / "bad.csv")
+    assert not (tmp_path / "bad.csv").exists()
+
+    argv = ["aggregate", str(with_points), str(without), "--column", "preset=cli", "--out", str(tmp_path / "m.csv")]
+    assert cli.main([*argv, "--log-pt-out", str(tmp_path / "cli.csv")]) == 0
+    assert len(_lines(tmp_path / "cli.csv")) == 3  # header and two points
+    metrics_csv = (tmp_path / "m.csv").read_text()
+    assert "log_pt_points" not in metrics_csv and "-11.0" not in metrics_csv
+
+
+def _lines(path):
+    return path.read_text().strip().splitlines()

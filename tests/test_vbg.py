@@ -1,11 +1,12 @@
 """VBG (baselines/vbg, engine baselines/shared/vbg.py): closed-form pieces and a d=3 run against the exact posterior.
 
 VBG's q(G) q(theta) is mean-field between G and theta, so even at its optimum its edge marginals
-are not the exact posterior's: on the d=3 data below the ideal VBG fixed point (q(G) optimised
-exactly over the 25 DAGs, alternated with the q(theta) update) is 0.04 from the exact edge
-marginals, the trained GFlowNet about 0.09; a reward without the likelihood (negative control)
-gives the prior's marginals, about 0.68 away.
-"""
+are not the exact posterior's: on the d=3 data below (N=10) the ideal VBG fixed point (q(G) optimised
+exactly over the 25 DAGs, alternated with the q(theta) update; benchmarks/vbg_fixed_point.py) is 0.11
+from the exact edge marginals, the trained GFlowNet about 0.12; a reward without the likelihood
+(negative control) gives the prior's marginals, about 0.68 away. (Without the KL term of the reward
+the fixed point is 0.04 away here, but on the quick preset's d=5 datasets, N=100, it is the KL term
+that brings VBG's fixed point closer: edge RMSE 0.10-0.15 with it, 0.10-0.18 without.)"""
 
 import numpy as np
 import pytest
@@ -69,6 +70,29 @@ def test_expected_log_likelihood_closed_form(dataset4):
         np.testing.assert_allclose(got[b], total, rtol=1e-4)
 
 
+def test_kl_term_is_the_kl_of_the_parent_marginals():
+    """KL(q(theta_G) || P(theta_G | G)) summed over nodes, against the Gaussian KL of each node's parent
+    sub-vector and sub-block written out with numpy; the empty graph costs nothing."""
+    rng = np.random.default_rng(3)
+    d = 4
+    graphs = np.stack([sample_er_dag(rng, d, 4.0) for _ in range(4)] + [np.zeros((d, d), np.uint8)])
+    mu = rng.normal(size=(d, d))
+    a = rng.normal(size=(d, d, d)) * 0.5
+    cov = a @ np.swapaxes(a, -1, -2) + 0.2 * np.eye(d)
+    got = np.asarray(vbg.kl_to_prior(mu, cov, graphs, MODEL.prior_mean, MODEL.prior_var))
+    v0 = MODEL.prior_var
+    for b, g in enumerate(graphs):
+        total = 0.0
+        for j in range(d):
+            pa = np.nonzero(g[:, j])[0]
+            if len(pa) == 0:
+                continue
+            m, s = mu[j, pa] - MODEL.prior_mean, cov[j][np.ix_(pa, pa)]
+            total += 0.5 * (np.trace(s) / v0 + m @ m / v0 - len(pa) + len(pa) * np.log(v0) - np.linalg.slogdet(s)[1])
+        np.testing.assert_allclose(got[b], total, rtol=1e-4, atol=1e-4)
+    assert got[-1] == 0.0
+
+
 def test_theta_drawn_from_q_marginal_and_masked():
     rng = np.random.default_rng(2)
     d = 3
@@ -101,7 +125,7 @@ CONFIG = {
     "key_size": 16,
     "num_samples": 2000,
 }
-TOLERANCE = 0.15  # max |edge marginal error| vs the exact posterior (VBG's own bias here: 0.04; MC: < 0.03)
+TOLERANCE = 0.15  # max |edge marginal error| vs the exact posterior (VBG's own bias here: 0.11; MC: < 0.03)
 
 
 @pytest.mark.slow  # about a minute each on 2 busy cores (mostly compilation)

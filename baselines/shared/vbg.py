@@ -11,11 +11,16 @@ is raised by alternating:
         Lambda_j = Lambda_0 + (E[G_:j G_:j^T] * X^T X) / s2,
         mu_j     = Lambda_j^-1 (Lambda_0 mu0 1 + (E[G_:j] * X^T x_j) / s2),
       with the expectations estimated from `theta_graph_samples` graphs drawn from the GFlowNet;
-  (1) GFlowNet updates with the reward log R(G) = log P(G) + E_{q(theta)}[log P(D | G, theta)]:
-        E[log N(x_j; w_j^T x, s2)] summed over rows
-          = log N(x_j; X (G_:j * mu_j), s2 I) - tr((G_:j G_:j^T * Sigma_j) X^T X) / (2 s2).
-      KL(q(theta) || P(theta)) does not depend on G (theta lives in the fixed d x d space), so it is a
-      constant of the reward and cancels in the detailed-balance condition; it is left out.
+  (1) GFlowNet updates with the reward
+        log R(G) = log P(G) + E_{q(theta)}[log P(D | G, theta)] - KL(q(theta_G) || P(theta_G | G)),
+      where E[log N(x_j; w_j^T x, s2)] summed over rows
+          = log N(x_j; X (G_:j * mu_j), s2 I) - tr((G_:j G_:j^T * Sigma_j) X^T X) / (2 s2),
+      and theta_G are the weights of G's edges only: q(theta_G) is the marginal of q on them (for node j
+      the sub-vector of mu_j and sub-block of Sigma_j on its parents), P(theta_G | G) = N(mu0, v0 I).
+      The KL term is VBG's (the official code's compute_delta_score_lingauss_full has it): it charges
+      each edge for the information its weight takes from the data, the Occam factor that the marginal
+      likelihood has. Without it (theta seen in the fixed d x d space, where the KL is a constant of G)
+      an edge whose weight q pins near 0 costs nothing and q(G) puts too much mass on dense graphs.
 
 The GFlowNet is trained with the modified detailed-balance condition of DAG-GFlowNet (Deleu et al.,
 2022), for every transition G -> G' (one edge added) with stop probabilities:
@@ -117,12 +122,37 @@ def expected_log_likelihood(mu, cov, graphs, xtx, n, obs_var):
     return -0.5 * (sse + trace) / obs_var - 0.5 * n * d * (_LOG_2PI + jnp.log(obs_var))
 
 
-def log_reward(graph_prior, mu, cov, graphs, xtx, n, obs_var):
-    """log R(G) = log P(G) + E_{q(theta)}[log P(D | G, theta)]: graphs [B, d, d] -> [B].
+def kl_to_prior(mu, cov, graphs, prior_mean, prior_var):
+    """KL(q(theta_G) || N(prior_mean, prior_var I)) of the weights on G's edges: graphs [B, d, d] -> [B].
+
+    q(theta_G) is, per node j, the marginal of N(mu_j, Sigma_j) on G's parents of j (S = {i: G_ij = 1}):
+      0.5 [tr(Sigma_S) / v0 + |mu_S - mu0|^2 / v0 - |S| + |S| log v0 - log det Sigma_S].
+    log det Sigma_S is the log-determinant of Sigma_j with the non-parent rows and columns replaced by
+    those of the identity (a fixed shape for every graph).
+    """
+    g = jnp.swapaxes(graphs.astype(jnp.float32), -1, -2)  # [B, d(node j), d(parent i)]
+    v0 = prior_var
+    num_parents = g.sum(axis=-1)  # [B, d]
+    trace = jnp.einsum("bji,ji->bj", g, jnp.diagonal(cov, axis1=-2, axis2=-1)) / v0
+    quad = jnp.einsum("bji,ji->bj", g, (mu - prior_mean) ** 2) / v0
+    eye = jnp.eye(g.shape[-1])
+    masked = g[..., :, None] * cov[None] * g[..., None, :] + eye * (1.0 - g[..., None, :])  # [B, d, d, d]
+    logdet = jnp.linalg.slogdet(masked)[1]  # [B, d]
+    kl = 0.5 * (trace + quad - num_parents + num_parents * jnp.log(v0) - logdet)
+    return kl.sum(axis=-1)
+
+
+def log_reward(graph_prior, mu, cov, graphs, xtx, n, obs_var, prior_mean, prior_var):
+    """log R(G) = log P(G) + E_{q(theta)}[log P(D | G, theta)] - KL(q(theta_G) || P(theta_G | G)):
+    graphs [B, d, d] -> [B].
 
     Looked up in this module when the training step is traced (the tests monkeypatch it).
     """
-    return graph_prior.log_prob(graphs.astype(jnp.float32)) + expected_log_likelihood(mu, cov, graphs, xtx, n, obs_var)
+    return (
+        graph_prior.log_prob(graphs.astype(jnp.float32))
+        + expected_log_likelihood(mu, cov, graphs, xtx, n, obs_var)
+        - kl_to_prior(mu, cov, graphs, prior_mean, prior_var)
+    )
 
 
 def db_loss(params, apply_fn, log_reward_fn, graphs, actions, huber_delta):
@@ -217,9 +247,10 @@ class VBGTrainer:
         mu, cov = q
         xtx = jnp.asarray(self.xtx, jnp.float32)
         obs_var = float(self.model.obs_var)
+        prior_mean, prior_var = float(self.model.prior_mean), float(self.model.prior_var)
 
         def reward(g):
-            return log_reward(self.graph_prior, mu, cov, g, xtx, float(self.num_rows), obs_var)
+            return log_reward(self.graph_prior, mu, cov, g, xtx, float(self.num_rows), obs_var, prior_mean, prior_var)
 
         (_, metrics), grads = jax.value_and_grad(db_loss, has_aux=True)(
             state.params, self.network.apply, reward, graphs, acts, self.huber_delta

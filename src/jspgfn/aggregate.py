@@ -1,4 +1,6 @@
-"""Collect metrics.json files into one tidy table (one row per run, scalar metrics only)."""
+"""Collect metrics.json files into tidy tables: metrics.csv (one row per run, scalar metrics only),
+features.csv (one row per run and feature pair) and log_pt.csv (one row per run and sample with a
+log P_T estimate)."""
 
 import json
 from pathlib import Path
@@ -84,6 +86,18 @@ def _feature_rows(path, metrics, columns):
     return rows
 
 
+def _read_metrics_object(path):
+    """The metrics.json at `path` as a dict; DataError naming the file when missing or not a JSON object."""
+    path = Path(path)
+    try:
+        metrics = json.loads(path.read_text()) if path.is_file() else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        metrics = None
+    if not isinstance(metrics, dict):
+        raise DataError(path, "missing or not a metrics JSON object")
+    return metrics
+
+
 def aggregate_features(paths, out_csv, columns=None):
     """One CSV row per (run, feature, ordered pair): the exact and estimated feature values.
 
@@ -93,11 +107,7 @@ def aggregate_features(paths, out_csv, columns=None):
     """
     rows = []
     for path in paths:
-        path = Path(path)
-        metrics = json.loads(path.read_text()) if path.is_file() else None
-        if not isinstance(metrics, dict):
-            raise DataError(path, "missing or not a metrics JSON object")
-        rows.extend(_feature_rows(path, metrics, columns or {}))
+        rows.extend(_feature_rows(path, _read_metrics_object(path), columns or {}))
     table = pd.DataFrame(
         rows,
         columns=[
@@ -113,6 +123,51 @@ def aggregate_features(paths, out_csv, columns=None):
             "estimate",
         ],
     )
+    with atomic.atomic_path(out_csv) as tmp:
+        table.to_csv(tmp, index=False)
+    return table
+
+
+LOG_PT_COLUMNS = ("label", "display_name", "method", "dataset_seed", "sample", "num_edges", "log_reward", "log_pt")
+
+
+def _log_pt_rows(path, metrics, columns):
+    """Long-format rows of one run's `log_pt_points`: one per sample with a finite log P_T and log R."""
+    points = metrics.get("log_pt_points")
+    if points is None:
+        return []
+    if not isinstance(points, dict) or any(not isinstance(points.get(key), list) for key in ("log_reward", "log_pt")):
+        raise DataError(path, "log_pt_points must hold the lists log_reward and log_pt")
+    num = len(points["log_reward"])
+    samples = points.get("sample", list(range(num)))  # the index in the samples file; older files: 0..K-1
+    num_edges = points.get("num_edges", [None] * num)
+    if not len(points["log_pt"]) == len(samples) == len(num_edges) == num:
+        raise DataError(path, "log_pt_points lists have different lengths")
+    label = metrics.get("label", metrics.get("method"))
+    run = {
+        **columns,
+        "label": label,
+        "display_name": metrics.get("display_name", label),
+        "method": metrics.get("method"),
+        "dataset_seed": metrics.get("dataset_seed"),
+    }
+    return [
+        {**run, "sample": k, "num_edges": edges, "log_reward": r, "log_pt": p}
+        for k, edges, r, p in zip(samples, num_edges, points["log_reward"], points["log_pt"])
+    ]
+
+
+def aggregate_log_pt(paths, out_csv, columns=None):
+    """One CSV row per (run, sample) with a log P_T estimate: the points of Figure 3c, written atomically.
+
+    Columns: the `columns` constants, then LOG_PT_COLUMNS (label, display_name, method, dataset_seed,
+    sample, num_edges, log_reward, log_pt). Runs without `log_pt_points` contribute no rows (a
+    header-only file when none has any). Raises DataError naming a missing or malformed file.
+    """
+    rows = []
+    for path in paths:
+        rows.extend(_log_pt_rows(Path(path), _read_metrics_object(path), columns or {}))
+    table = pd.DataFrame(rows, columns=[*(columns or {}), *LOG_PT_COLUMNS])
     with atomic.atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
     return table

@@ -149,11 +149,16 @@ def _add_aggregate(sub):
         default=None,
         help="also write the per-pair edge/path/Markov features (exact vs estimate) to this CSV",
     )
+    p.add_argument(
+        "--log-pt-out",
+        default=None,
+        help="also write the per-sample log P_T and log R points (Figure 3c) to this CSV",
+    )
     p.set_defaults(run=_run_aggregate)
 
 
 def _run_aggregate(args):
-    from jspgfn.aggregate import aggregate_features, aggregate_metrics
+    from jspgfn.aggregate import aggregate_features, aggregate_log_pt, aggregate_metrics
 
     columns = {}
     for item in args.column:
@@ -166,6 +171,9 @@ def _run_aggregate(args):
     if args.features_out:
         features = aggregate_features(args.metrics, args.features_out, columns)
         print(f"wrote {args.features_out}: {len(features)} rows")
+    if args.log_pt_out:
+        points = aggregate_log_pt(args.metrics, args.log_pt_out, columns)
+        print(f"wrote {args.log_pt_out}: {len(points)} rows")
 
 
 def _add_baseline(sub):

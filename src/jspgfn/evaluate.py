@@ -4,6 +4,9 @@ Evaluation never knows which method produced the samples: everything it needs (t
 model, its hyper-parameters, the graph prior) is read from the samples' metadata. Every
 expectation over samples uses `samples.weights()` (uniform unless log_weights are given).
 
+DiBS's particles can have cyclic graphs: the held-out NLL, E-SHD and AUROC leave them out (as DiBS's
+own metrics do) and `share_cyclic_dropped` reports the weight left out; see evaluate().
+
 Likelihoods run in JAX under a scoped `jax.enable_x64(True)`, so held-out NLL and log-rewards are
 float64 like the closed forms in exact.py: an NLL over N' rows is a sum of N' d terms and a
 predictive NLL is a log-mean-exp of such sums, where float32 rounding (~1e-7 relative on values
@@ -20,9 +23,10 @@ from scipy.special import logsumexp
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.exact import log_posterior_theta
 from jspgfn.features import edge_features, markov_features, offdiagonal, path_features
-from jspgfn.graphs import shd
+from jspgfn.graphs import is_dag, shd
 from jspgfn.models import LinearGaussian, get_graph_prior, log_reward, model_from_metadata
 from jspgfn.models.graph_prior import GraphPrior
+from jspgfn.samples import PosteriorSamples
 
 _MAP_BATCH = 64  # samples per vectorised likelihood evaluation (bounds memory for the MLP model)
 RANSAC_SEED = 0
@@ -134,25 +138,65 @@ def _feature_metrics(samples, weights, exact, notes):
     return out
 
 
-def _nll_metrics(samples, weights, dataset, model):
-    loglik = per_sample_log_likelihood(model, samples.theta, samples.graphs, dataset.test, dataset.test_interventions)
-    return {
-        "nll_expected": float(-np.sum(weights * loglik)),
-        "nll_predictive": float(-logsumexp(loglik, b=weights)),
-        "num_test": int(dataset.test.shape[0]),
-    }
+def _acyclic_part(samples, notes):
+    """The acyclic samples, reweighted as DiBS's own metrics do (cyclic samples dropped, weights renormalised).
+
+    Returns (subset, share_dropped): subset is a PosteriorSamples of the K' acyclic samples (graphs
+    [K', d, d], theta [K', ...], log_weights [K'] or None), so that subset.weights() is samples.weights()
+    restricted to them and renormalised; it is `samples` itself when no graph is cyclic, and None when no
+    acyclic sample has weight > 0. share_dropped is the weighted share of the cyclic samples (a float).
+    """
+    acyclic = is_dag(samples.graphs)
+    if acyclic.all():
+        return samples, 0.0
+    weights = samples.weights()
+    share = float(np.sum(weights[~acyclic]))
+    if not np.any(weights[acyclic] > 0):
+        notes.append(
+            "nll_expected, nll_predictive, expected_shd, auroc: every sample (of weight > 0) has a cyclic graph, "
+            "reported as null"
+        )
+        return None, 1.0
+    notes.append(
+        f"nll_expected, nll_predictive, expected_shd, auroc: {int((~acyclic).sum())} of {samples.num_samples} "
+        f"samples ({100 * share:.1f}% of the weight) have a cyclic graph and are left out, the weights "
+        "renormalised over the acyclic ones (as in DiBS's metrics)"
+    )
+    subset = PosteriorSamples(
+        graphs=samples.graphs[acyclic],
+        theta=samples.theta[acyclic],
+        metadata=samples.metadata,
+        log_weights=None if samples.log_weights is None else np.asarray(samples.log_weights)[acyclic],
+    )
+    return subset, share
 
 
-def _true_graph_metrics(samples, weights, dataset, notes):
+def _nll_metrics(acyclic, dataset, model):
+    """Held-out NLL over the acyclic samples `acyclic` (PosteriorSamples, or None: no acyclic sample)."""
+    out = {"nll_expected": None, "nll_predictive": None, "num_test": int(dataset.test.shape[0])}
+    if acyclic is None:
+        return out
+    weights = acyclic.weights()
+    loglik = per_sample_log_likelihood(model, acyclic.theta, acyclic.graphs, dataset.test, dataset.test_interventions)
+    out["nll_expected"] = float(-np.sum(weights * loglik))
+    out["nll_predictive"] = float(-logsumexp(loglik, b=weights))
+    return out
+
+
+def _true_graph_metrics(acyclic, dataset, notes):
+    """E-SHD and AUROC over the acyclic samples `acyclic` (PosteriorSamples, or None: both null)."""
+    if acyclic is None:
+        return {"expected_shd": None, "auroc": None}
+    weights = acyclic.weights()
     truth = offdiagonal(dataset.graph)
-    out = {"expected_shd": float(np.sum(weights * shd(samples.graphs, dataset.graph)))}
+    out = {"expected_shd": float(np.sum(weights * shd(acyclic.graphs, dataset.graph)))}
     if truth.min() == truth.max():
         notes.append("auroc undefined: the true graph has a single class of off-diagonal entries (empty)")
         out["auroc"] = None
     else:
         from sklearn.metrics import roc_auc_score
 
-        out["auroc"] = float(roc_auc_score(truth, offdiagonal(edge_features(samples.graphs, weights))))
+        out["auroc"] = float(roc_auc_score(truth, offdiagonal(edge_features(acyclic.graphs, weights))))
     return out
 
 
@@ -169,6 +213,13 @@ def _log_pt_metrics(samples, dataset, model, notes):
         notes.append(f"log_pt: {int((~finite).sum())} samples with a non-finite log P_T or log R left out")
     x, y = log_r[finite], log_pt[finite]
     out = {"log_pt_pearson": pearson(x, y, "log P_T vs log R", notes), "log_pt_slope": None, "log_pt_intercept": None}
+    # The points of Figure 3c: the K'' finite samples (index in the file, edges, log R, log P_T), lists [K''].
+    out["log_pt_points"] = {
+        "sample": np.flatnonzero(finite).tolist(),
+        "num_edges": samples.graphs[finite].sum(axis=(1, 2)).astype(int).tolist(),
+        "log_reward": x.tolist(),
+        "log_pt": y.tolist(),
+    }
     if len(x) >= 3 and np.ptp(x) > 0:
         out["log_pt_slope"], out["log_pt_intercept"] = ransac_slope(x, y)
     else:
@@ -235,9 +286,13 @@ def evaluate(samples, dataset, exact=None, samples_source="samples", exact_sourc
     the exact posterior's model settings when `exact` is given);
     with a test set: nll_expected = -E_q[log P(D' | G, theta)], nll_predictive = -log E_q[P(D' | G, theta)]
     (totals over the N' held-out rows, intervened entries left out) and num_test;
-    with a true graph: expected_shd, auroc; with extras['log_prob_terminating']: log_pt_slope
-    (RANSAC), log_pt_intercept, log_pt_pearson against log R; wall_seconds when recorded;
-    notes: why any metric is null.
+    with a true graph: expected_shd, auroc. These four follow DiBS's own metric code: samples with a
+    cyclic graph are left out and the weights renormalised over the acyclic ones; share_cyclic_dropped
+    is the weighted share left out (0.0 when none; with a test set or a true graph), and the four are
+    null with a note when no acyclic sample is left. The feature and theta metrics keep every sample.
+    With extras['log_prob_terminating']: log_pt_slope (RANSAC), log_pt_intercept, log_pt_pearson against
+    log R, and log_pt_points {sample, num_edges, log_reward, log_pt} (lists over the samples with a
+    finite log P_T and log R, the ones fitted); wall_seconds when recorded; notes: why any metric is null.
 
     samples_source / exact_source name the files in errors. Raises DataError when the samples or the
     exact posterior were computed on other data (check_dataset_identity) and JspgfnError when a metric
@@ -255,10 +310,12 @@ def evaluate(samples, dataset, exact=None, samples_source="samples", exact_sourc
         metrics.update(_feature_metrics(samples, weights, exact, notes))
     if isinstance(model, LinearGaussian):
         metrics["theta_cross_entropy"] = _theta_cross_entropy(samples, weights, dataset, model, exact, notes)
+    if dataset.test is not None or dataset.graph is not None:
+        acyclic, metrics["share_cyclic_dropped"] = _acyclic_part(samples, notes)
     if dataset.test is not None:
-        metrics.update(_nll_metrics(samples, weights, dataset, model))
+        metrics.update(_nll_metrics(acyclic, dataset, model))
     if dataset.graph is not None:
-        metrics.update(_true_graph_metrics(samples, weights, dataset, notes))
+        metrics.update(_true_graph_metrics(acyclic, dataset, notes))
     if "log_prob_terminating" in samples.extras:
         metrics.update(_log_pt_metrics(samples, dataset, model, notes))
     if "wall_seconds" in samples.metadata:

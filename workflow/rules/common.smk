@@ -145,7 +145,28 @@ def load_config(config):
                     f"methods '{shown[name]}' and '{mid}' are both shown as '{name}': give one a display_name",
                 )
             shown[name] = mid
+    _check_figures(config)
     return config
+
+
+# Stems that the small-graph experiment writes (figures.smk); an experiment's `figures` may not reuse them.
+SMALL_GRAPH_STEMS = ("table_a1", "table_d1", "figure_2a", "figure_2b", "figure_d1")
+
+
+def _check_figures(config):
+    """Each experiment figure stem is written once, and a log_pt figure has log P_T estimates to draw."""
+    owner = dict.fromkeys(SMALL_GRAPH_STEMS, "the small-graph figures")
+    for eid, exp in config["experiments"].items():
+        for stem, kind in exp["figures"].items():
+            where = ["experiments", eid, "figures", stem]
+            if stem in owner:
+                config_error(where, f"'{stem}' is already written by {owner[stem]}: choose another name")
+            owner[stem] = f"experiment '{eid}'"
+            if kind in ("log_pt", "log_pt_slopes"):
+                if not exp["log_pt"]["enabled"]:
+                    config_error(where, f"a {kind} figure needs log_pt.enabled: true in experiment '{eid}'")
+                if not any(config["methods"][m]["kind"] == "jspgfn" for m in exp["methods"]):
+                    config_error(where, f"a {kind} figure needs a method of kind jspgfn in experiment '{eid}'")
 
 
 @functools.cache
@@ -288,9 +309,68 @@ def figure_arguments(figure):
 
 
 def figure_targets():
-    """Tables and figures of the small-graph experiment, when the config runs it with the exact posterior."""
+    """Tables and figures of the small-graph experiment (when the config runs it with the exact posterior)
+    and of every experiment's `figures`."""
+    stems = list(experiment_figures())
     small = config["experiments"].get(config["small_graphs"])
-    if small is None or not small["exact"]["enabled"]:
-        return []
-    stems = ["table_a1", "table_d1", *FIGURE_SPECS]
+    if small is not None and small["exact"]["enabled"]:
+        stems = ["table_a1", "table_d1", *FIGURE_SPECS, *stems]
     return [f"{config['figures']}/{stem}.pdf" for stem in stems]
+
+
+# ----------------------------------------------------------------- figures of any experiment (`figures:`)
+
+# Kind -> (`jspgfn report` subcommand and options before the tables, what it writes). The tables are
+# appended by experiment_figure_arguments; "figure" writes STEM.pdf and STEM.png, "table" STEM.pdf,
+# STEM.csv and STEM.tex.
+FIGURE_KINDS = {
+    "nll": ("figure", ["metrics", "--points", "--columns", "nll_expected"]),
+    "shd_auroc": ("figure", ["metrics", "--points", "--columns", "expected_shd", "auroc"]),
+    "log_pt": ("figure", ["log-pt"]),
+    "log_pt_slopes": ("table", ["table-slopes"]),
+}
+FIGURE_TITLES = {
+    "nll": "Held-out negative log-likelihood",
+    "shd_auroc": "Against the true graph",
+}
+
+
+def experiment_figures():
+    """{stem: (experiment id, kind)} of every experiment's `figures` (load_config checked that stems are unique)."""
+    return {stem: (eid, kind) for eid, exp in config["experiments"].items() for stem, kind in exp["figures"].items()}
+
+
+def experiment_figure_ids(output):
+    """Stems of the experiment figures that write `output` ("figure": pdf + png; "table": pdf + csv + tex)."""
+    return [stem for stem, (_, kind) in experiment_figures().items() if FIGURE_KINDS[kind][0] == output]
+
+
+def experiment_figure_inputs(wildcards):
+    eid = experiment_figures()[wildcards.figure][0]
+    return {"metrics": f"{RESULTS}/{eid}/metrics.csv", "log_pt": f"{RESULTS}/{eid}/log_pt.csv"}
+
+
+def experiment_figure_arguments(figure, inputs):
+    """The arguments of `jspgfn report` for an experiment figure, one list item each (quoted by the rule)."""
+    eid, kind = experiment_figures()[figure]
+    arguments = list(FIGURE_KINDS[kind][1])
+    if kind in FIGURE_TITLES:
+        arguments += ["--title", f"{FIGURE_TITLES[kind]}: {experiment_title(eid)}"]
+    if kind == "log_pt":
+        ours = [m for m in experiment_methods(eid) if config["methods"][m]["kind"] == "jspgfn"]
+        arguments += ["--table", inputs.log_pt, "--methods", *ours]
+    return arguments + ["--metrics", inputs.metrics]
+
+
+def experiment_title(eid):
+    """A short description of an experiment's data for titles: 'ER2, d=20, linear, N=100 (quick preset)'."""
+    data = config["experiments"][eid]["data"]
+    return f"{data['graph'].upper()}, d={data['d']}, {data['model']}, N={data['n']} ({config['preset']} preset)"
+
+
+def log_pt_args(wildcards):
+    """`jspgfn sample` options estimating log P_T for the experiment's figures, or none."""
+    log_pt = experiment(wildcards)["log_pt"]
+    if not log_pt["enabled"]:
+        return []
+    return ["--log-pt", "--beam-size", str(log_pt["beam_size"]), "--mc-samples", str(log_pt["mc_samples"])]

@@ -1,5 +1,6 @@
 # Metrics of every PosteriorSamples file (evaluation never knows which method made it),
-# then one tidy table per experiment.
+# then the tidy tables of each experiment: metrics.csv (a row per run), features.csv (a row per
+# feature against the exact posterior) and log_pt.csv (a row per sample with a log P_T estimate).
 
 
 rule evaluate:
@@ -39,6 +40,7 @@ rule aggregate:
     output:
         metrics=f"{RESULTS}/{{experiment}}/metrics.csv",
         features=f"{RESULTS}/{{experiment}}/features.csv",
+        log_pt=f"{RESULTS}/{{experiment}}/log_pt.csv",
     log:
         f"{RESULTS}/{{experiment}}/logs/aggregate.log",
     conda:
@@ -52,4 +54,4 @@ rule aggregate:
     shell:
         "jspgfn aggregate {input:q} --column preset={params.preset:q}"
         " --column experiment={wildcards.experiment:q} --out {output.metrics:q}"
-        " --features-out {output.features:q} > {log:q} 2>&1"
+        " --features-out {output.features:q} --log-pt-out {output.log_pt:q} > {log:q} 2>&1"

@@ -1,6 +1,7 @@
 # Tables and figures of the paper, drawn from the tidy tables only (`jspgfn report ...`): metrics.csv,
-# features.csv and capabilities.csv. They exist for the experiment named by config["small_graphs"]
-# (SMALL); FIGURE_SPECS in common.smk says what each figure is drawn from.
+# features.csv, log_pt.csv and capabilities.csv. Table D.1, Table A.1 and Figures 2 and D.1 exist for the
+# experiment named by config["small_graphs"] (SMALL; FIGURE_SPECS in common.smk says what each is drawn
+# from); the others are listed in each experiment's `figures` (FIGURE_KINDS in common.smk).
 
 
 rule table_d1:
@@ -68,3 +69,58 @@ rule figure:
         arguments=lambda w: figure_arguments(w.figure),
     shell:
         "jspgfn report {params.arguments:q} {input:q} --out {params.stem:q} > {log:q} 2>&1"
+
+
+rule experiment_figure:
+    input:
+        unpack(experiment_figure_inputs),
+    output:
+        pdf=report(
+            f"{FIGURES}/{{figure}}.pdf",
+            caption="../report/experiment_figure.rst",
+            category="Larger graphs",
+        ),
+        png=f"{FIGURES}/{{figure}}.png",
+    log:
+        f"{RESULTS}/logs/figures/{{figure}}.log",
+    wildcard_constraints:
+        figure=id_regex(experiment_figure_ids("figure")),
+    conda:
+        "../envs/jspgfn.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        stem=lambda w, output: output.pdf[: -len(".pdf")],
+        arguments=lambda w, input: experiment_figure_arguments(w.figure, input),
+    shell:
+        "jspgfn report {params.arguments:q} --out {params.stem:q} > {log:q} 2>&1"
+
+
+rule experiment_table:
+    input:
+        unpack(experiment_figure_inputs),
+    output:
+        pdf=report(
+            f"{FIGURES}/{{figure}}.pdf",
+            caption="../report/experiment_figure.rst",
+            category="Larger graphs",
+        ),
+        csv=f"{FIGURES}/{{figure}}.csv",
+        tex=f"{FIGURES}/{{figure}}.tex",
+    log:
+        f"{RESULTS}/logs/figures/{{figure}}.log",
+    wildcard_constraints:
+        figure=id_regex(experiment_figure_ids("table")),
+    conda:
+        "../envs/jspgfn.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        stem=lambda w, output: output.pdf[: -len(".pdf")],
+        arguments=lambda w, input: experiment_figure_arguments(w.figure, input),
+    shell:
+        "jspgfn report {params.arguments:q} --out {params.stem:q} > {log:q} 2>&1"

@@ -3,7 +3,8 @@
 # The run folder is a working directory, not an output: Snakemake does not delete it when
 # a job is killed, so re-running the job resumes from its last checkpoint. The dataset's
 # seed is the training seed. `params` become `--param KEY=VALUE` training overrides. The training
-# log is appended to, so a resumed run keeps the history of the attempts before it.
+# log is appended to, so a resumed run keeps the history of the attempts before it. An experiment with
+# log_pt.enabled also estimates log P_T(G, theta) of every sample (Figure 3c).
 
 
 rule jspgfn_train:
@@ -51,6 +52,7 @@ rule jspgfn_sample:
     params:
         run=lambda w: f"{RESULTS}/{w.experiment}/runs/{w.method}/{w.dataset}",
         num=lambda w: method(w)["num_samples"],
+        log_pt=log_pt_args,
     shell:
-        "jspgfn sample {params.run:q} --num {params.num:q} --seed {wildcards.dataset:q}"
+        "jspgfn sample {params.run:q} --num {params.num:q} --seed {wildcards.dataset:q} {params.log_pt:q}"
         " --out {output:q} > {log:q} 2>&1"

@@ -1,8 +1,8 @@
 """Tables and figures of the paper, drawn from the aggregated tidy tables only (never raw runs):
-metrics.csv, features.csv and capabilities.csv.
+metrics.csv, features.csv, log_pt.csv and capabilities.csv.
 
 summary.py  mean and 95% confidence interval per method
 names.py    display names recorded in the tables, in the paper's order of methods
-tables.py   Table D.1 and Table A.1, written as CSV, LaTeX and PDF
-figures.py  Figure 2 and Figure D.1 (seaborn), written as PDF and PNG
+tables.py   Table D.1, Table A.1 and the log P_T slopes (Figure 3c), written as CSV, LaTeX and PDF
+figures.py  Figures 2, 3 and D.1, D.2 (seaborn), written as PDF and PNG
 """

@@ -33,8 +33,27 @@ def add_subcommands(sub):
     m = kinds.add_parser("metrics", help="mean and 95%% CI per method (Figure 2b)")
     m.add_argument("--metrics", required=True, help="metrics.csv")
     m.add_argument("--columns", nargs="+", default=["edge_rmse", "edge_pearson", "theta_cross_entropy"])
+    m.add_argument(
+        "--points", action="store_true", help="also draw every dataset's value as a dot (Figures 3a, 3b, D.2)"
+    )
+    m.add_argument("--title", default=None, help="figure title")
     m.add_argument("--out", required=True, help="output stem: writes STEM.pdf and STEM.png")
     m.set_defaults(run=_metrics)
+
+    g = kinds.add_parser("log-pt", help="log P_T against log R of one dataset, per method (Figure 3c)")
+    g.add_argument("--table", required=True, help="log_pt.csv written by `jspgfn aggregate --log-pt-out`")
+    g.add_argument("--metrics", required=True, help="metrics.csv of the same runs (log_pt_slope, log_pt_intercept)")
+    g.add_argument("--methods", nargs="+", required=True, help="method ids (one panel each)")
+    g.add_argument("--dataset-seed", type=int, default=None, help="dataset drawn (default: the smallest in --table)")
+    g.add_argument("--title", default=None, help="figure title")
+    g.add_argument("--out", required=True, help="output stem: writes STEM.pdf and STEM.png")
+    g.set_defaults(run=_log_pt)
+
+    s = kinds.add_parser("table-slopes", help="RANSAC slope and Pearson r of log P_T vs log R per dataset")
+    s.add_argument("--metrics", required=True, help="metrics.csv (log_pt_slope, log_pt_pearson)")
+    s.add_argument("--title", default="Slope Δ and Pearson r of log P_T against log R (Figure 3c)")
+    s.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
+    s.set_defaults(run=_table_slopes)
 
 
 TITLES = {
@@ -43,8 +62,13 @@ TITLES = {
     "theta_cross_entropy": "Cross-entropy -E[log P(θ | G, D)]",
     "nll_expected": "Held-out NLL",
     "expected_shd": "E-SHD",
+    "nll_predictive": "Held-out predictive NLL",
     "auroc": "AUROC",
 }
+TABLE_SLOPES_NOTE = (
+    "Δ: slope of the RANSAC fit of log P_T(G, θ) against log R(G, θ) (1 for a perfect sampler); r: Pearson's r. "
+    "Per dataset, then mean ± 95% CI across datasets (Student t)."
+)
 
 
 def _require_plotting():
@@ -72,12 +96,15 @@ def _read(path):
         raise DataError(path, f"not a readable CSV table ({exc})") from None
 
 
-def _require(table, columns, path):
+def _require(table, columns, path, rows=True):
+    """DataError naming `path` when a column is missing or (rows=True) the table has no row."""
     from jspgfn.errors import DataError
 
     missing = [column for column in columns if column not in table.columns]
     if missing:
         raise DataError(path, f"missing column(s) {', '.join(missing)}")
+    if rows and table.empty:
+        raise DataError(path, "the table has no rows")
 
 
 def _table_d1(args):
@@ -126,5 +153,40 @@ def _metrics(args):
 
     metrics = _read(args.metrics)
     _require(metrics, ["label", *args.columns], args.metrics)
-    figure_metrics(metrics, args.columns, [TITLES.get(c, c) for c in args.columns], args.out)
+    titles = [TITLES.get(c, c) for c in args.columns]
+    figure_metrics(metrics, args.columns, titles, args.out, points=args.points, title=args.title)
     print(f"wrote {args.out}.pdf/.png")
+
+
+def _log_pt(args):
+    _require_plotting()
+    from jspgfn.report.figures import figure_log_pt
+
+    points, metrics = _read(args.table), _read(args.metrics)
+    _require(points, ["label", "dataset_seed", "num_edges", "log_reward", "log_pt"], args.table, rows=False)
+    _require(metrics, ["label", "dataset_seed", "log_pt_slope", "log_pt_intercept"], args.metrics)
+    figure_log_pt(
+        points,
+        metrics,
+        args.methods,
+        args.out,
+        dataset_seed=args.dataset_seed,
+        title=args.title,
+        points_source=args.table,
+        metrics_source=args.metrics,
+    )
+    print(f"wrote {args.out}.pdf/.png")
+
+
+def _table_slopes(args):
+    _require_plotting()
+    from jspgfn.report.tables import table_slopes, write_table
+
+    metrics = _read(args.metrics)
+    _require(metrics, ["label", "dataset_seed", "log_pt_slope", "log_pt_pearson"], args.metrics)
+    try:
+        numbers, shown = table_slopes(metrics)
+    except ValueError as exc:
+        raise JspgfnError(f"{args.metrics}: {exc}") from None
+    write_table(numbers, shown, args.out, args.title, TABLE_SLOPES_NOTE)
+    print(f"wrote {args.out}.csv/.tex/.pdf: {numbers['label'].nunique()} methods")

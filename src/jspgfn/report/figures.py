@@ -1,13 +1,15 @@
-"""Figure 2 and Figure D.1 of the paper (seaborn), from metrics.csv and features.csv."""
+"""Figures 2, 3, D.1 and D.2 of the paper (seaborn), from metrics.csv, features.csv and log_pt.csv."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from jspgfn import atomic  # noqa: E402
+from jspgfn.errors import DataError  # noqa: E402
 from jspgfn.report.names import display_names, sort_labels  # noqa: E402
 from jspgfn.report.summary import summarise  # noqa: E402
 
@@ -68,25 +70,227 @@ def figure_features(features, labels, feature_names, stem, max_columns=4):
     save(fig, stem)
 
 
-def figure_metrics(metrics, columns, titles, stem):
-    """Mean and 95% CI across datasets per method, one panel per metric (Figure 2b)."""
+# A method is far off in a panel when its mean lies more than FAR_OFF robust spreads from the median of
+# the methods' means, and it is clipped only when leaving it out narrows the axis SQUEEZE times or more.
+FAR_OFF = 8.0
+SQUEEZE = 3.0
+
+
+def _extents(means, cis, points):
+    """[M, 2] low and high x of everything drawn per method: mean ± CI and the per-dataset points.
+
+    means, cis: float [M] (NaN: nothing / no interval); points: M float arrays (may be empty).
+    """
+    out = np.full((len(means), 2), np.nan)
+    for i, (mean, ci, values) in enumerate(zip(means, cis, points)):
+        half = 0.0 if np.isnan(ci) else ci
+        drawn = np.concatenate([[mean - half, mean + half], np.asarray(values, float)])
+        drawn = drawn[np.isfinite(drawn)]
+        if drawn.size:
+            out[i] = drawn.min(), drawn.max()
+    return out
+
+
+def far_off(means, cis, points):
+    """Which methods to clip from a panel: bool [M], all False when the panel is drawn as it is.
+
+    means, cis: float [M] per-method mean and CI half-width (NaN allowed); points: M float arrays of the
+    per-dataset values drawn (empty when not drawn). A method is far off when |mean - median| exceeds
+    FAR_OFF times a robust spread of the means: 1.4826 * their median absolute deviation, or the median CI
+    half-width when larger (so that methods within each other's noise are never split). The far-off ones
+    are clipped only when their means lie outside the range of what the others draw, at least two methods
+    remain, and everything drawn spans SQUEEZE times or more that range; otherwise the panel is left as it is.
+    """
+    means, cis = np.asarray(means, float), np.asarray(cis, float)
+    far = np.zeros(len(means), dtype=bool)
+    finite = np.isfinite(means)
+    if finite.sum() < 3:
+        return far
+    median = np.median(means[finite])
+    spread = 1.4826 * np.median(np.abs(means[finite] - median))
+    finite_cis = cis[np.isfinite(cis)]
+    if finite_cis.size:
+        spread = max(spread, float(np.median(finite_cis)))
+    spread = max(spread, 1e-12 * max(1.0, abs(median)))
+    far = finite & (np.abs(means - median) > FAR_OFF * spread)
+    extents = _extents(means, cis, points)
+    while True:  # a far-off mean inside what the others draw is not clipped (it would stay on the axis)
+        kept = finite & ~far
+        if not far.any() or kept.sum() < 2:
+            return np.zeros(len(means), dtype=bool)
+        low, high = np.nanmin(extents[kept, 0]), np.nanmax(extents[kept, 1])
+        inside = far & (means >= low) & (means <= high)
+        if not inside.any():
+            break
+        far &= ~inside
+    full = np.nanmax(extents[finite, 1]) - np.nanmin(extents[finite, 0])
+    return far if full >= SQUEEZE * (high - low) else np.zeros(len(means), dtype=bool)
+
+
+def _short(value, digits):
+    """`value` with `digits` significant digits, without an exponent between 1e-3 and 1e6: 6037 -> '6000'."""
+    if value != 0 and not 1e-3 <= abs(value) < 1e6:
+        return f"{value:.{digits}g}"
+    return np.format_float_positional(value, precision=digits, fractional=False, trim="-")
+
+
+def format_value(mean, ci):
+    """The text beside a clipped method's arrow: '65.2 ± 3.1' (or '65.2' without a CI)."""
+    return _short(mean, 4) if np.isnan(ci) else f"{_short(mean, 4)} ± {_short(ci, 2)}"
+
+
+def _mark_far_off(ax, y, means, cis, points, far, colours):
+    """Limit the x-axis to the methods that are not far off and mark the far-off ones by an arrow at the edge.
+
+    y: float [M] rows; means, cis: float [M]; points: M arrays; far: bool [M] (far_off); colours: M colours.
+    The far-off methods are not drawn in the panel: only their arrow and mean ± CI.
+
+    Clipping rather than a symlog axis: a symlog axis compresses every difference beyond its linear
+    threshold, so the distances between the close methods (what the panel compares) would depend on an
+    arbitrary threshold and could no longer be read off the ticks; clipped, the others keep a linear axis
+    and the far-off method keeps its exact value, printed beside the arrow.
+    """
+    extents = _extents(means, cis, points)
+    kept = np.isfinite(means) & ~far
+    low, high = np.nanmin(extents[kept, 0]), np.nanmax(extents[kept, 1])
+    pad = 0.06 * (high - low) if high > low else max(1e-3, 0.05 * abs(high))
+    ax.set_xlim(low - pad, high + pad)
+    for i in np.flatnonzero(far):
+        right = means[i] > high
+        ax.annotate(
+            format_value(means[i], cis[i]),
+            xy=(1.0 if right else 0.0, y[i]),
+            xycoords=("axes fraction", "data"),
+            xytext=(-34 if right else 34, 0),
+            textcoords="offset points",
+            ha="right" if right else "left",
+            va="center",
+            fontsize=8,
+            color=colours[i],
+            arrowprops={"arrowstyle": "->", "color": colours[i], "lw": 1.2},
+            annotation_clip=False,
+        )
+
+
+def figure_metrics(metrics, columns, titles, stem, points=False, title=None):
+    """Mean and 95% CI across datasets per method, one panel per metric (Figures 2b, 3a, 3b, D.2).
+
+    Args:
+      metrics: tidy metrics table (one row per run: label, optional display_name, the `columns`).
+      columns, titles: the metrics to draw and their panel titles (lists of the same length).
+      stem: writes stem.pdf and stem.png.
+      points: also draw every run's value as a small dot, jittered vertically, just below its method's
+        mean and CI (one point per dataset per method).
+      title: figure title (suptitle), or None.
+    A method far off the others in a panel (far_off) is clipped: the axis is limited to the others and an
+    arrow at the edge of its row carries its mean ± CI (see _mark_far_off); a panel without one is drawn
+    with matplotlib's own limits. Returns the (closed) matplotlib Figure.
+    """
     summary = summarise(metrics, columns)
     names = display_names(metrics)
     order = sort_labels(summary["label"], names)
-    fig, axes = plt.subplots(
-        1, len(columns), figsize=(3.3 * len(columns), 0.45 * len(order) + 1.2), sharey=True, squeeze=False
-    )
+    height = (0.62 if points else 0.45) * len(order) + 1.2 + (0.3 if title else 0.0)
+    fig, axes = plt.subplots(1, len(columns), figsize=(3.3 * len(columns), height), sharey=True, squeeze=False)
     palette = dict(zip(order, sns.color_palette("tab10", len(order))))
-    for ax, column, title in zip(axes[0], columns, titles):
+    colours = [palette[label] for label in order]
+    rng = np.random.default_rng(0)  # the same jitter on every run of the figure
+    for ax, column, panel_title in zip(axes[0], columns, titles):
         part = summary[summary.metric == column].set_index("label").reindex(order)
-        y = np.arange(len(order))
-        for i, label in enumerate(order):
-            mean, ci = part.loc[label, "mean"], part.loc[label, "ci"]
-            ax.errorbar(mean, y[i], xerr=0 if np.isnan(ci) else ci, fmt="o", color=palette[label], capsize=3)
+        y = np.arange(len(order), dtype=float)
+        means, cis = part["mean"].to_numpy(float), part["ci"].to_numpy(float)
+        values = [
+            pd.to_numeric(metrics.loc[metrics.label == label, column], errors="coerce").to_numpy(float)
+            for label in order
+        ]
+        values = [v[np.isfinite(v)] for v in values] if points else [np.empty(0)] * len(order)
+        far = far_off(means, cis, values)
+        for i in np.flatnonzero(~far):
+            ax.errorbar(means[i], y[i], xerr=0 if np.isnan(cis[i]) else cis[i], fmt="o", color=colours[i], capsize=3)
+            if points and values[i].size:
+                jitter = y[i] + 0.26 + rng.uniform(-0.08, 0.08, size=values[i].size)
+                ax.scatter(values[i], jitter, s=7, color=colours[i], alpha=0.55, edgecolors="none", zorder=1)
+        if far.any():
+            _mark_far_off(ax, y, means, cis, values, far, colours)
         ax.set_yticks(y, [names[label] for label in order])
-        ax.invert_yaxis()
-        ax.set_title(title, fontsize=10)
+        if points:
+            ax.set_ylim(len(order) - 0.45, -0.55)  # inverted, with room for the dots below the last row
+        else:
+            ax.invert_yaxis()
+        ax.set_title(panel_title, fontsize=10)
         ax.grid(axis="x", alpha=0.3)
     axes[0, 0].set_ylabel("")
+    if title:
+        fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     save(fig, stem)
+    return fig
+
+
+def figure_log_pt(
+    points, metrics, labels, stem, dataset_seed=None, title=None, points_source="log-pt table", metrics_source="metrics"
+):
+    """log R(G, theta) (x) against log P_T(G, theta) (y) of one dataset, one panel per method (Figure 3c).
+
+    Args:
+      points: tidy log-pt table (aggregate_log_pt: label, dataset_seed, num_edges, log_reward, log_pt; one
+        row per sample).
+      metrics: tidy metrics table (label, dataset_seed, log_pt_slope, log_pt_intercept; one row per run).
+      labels: method ids, one panel each (in the paper's order of their display names).
+      stem: writes stem.pdf and stem.png.
+      dataset_seed: the dataset drawn; None: the smallest dataset_seed of `points`.
+      title: figure title (suptitle), or None.
+      points_source, metrics_source: the files' names in errors.
+    Points are coloured by the number of edges (one colour bar for all panels); the line is the RANSAC fit
+    of evaluate (slope Delta and intercept from the run's metrics); Pearson's r is that of the points drawn.
+    Raises DataError when the table has no points, or a method has no points or no run on that dataset.
+    Returns the (closed) matplotlib Figure.
+    """
+    if points.empty:
+        raise DataError(points_source, "has no log P_T points (no run was sampled with --log-pt)")
+    seed = points["dataset_seed"].min() if dataset_seed is None else dataset_seed
+    names = {**display_names(metrics), **display_names(points)}
+    order = sort_labels(labels, names)
+    panels = []
+    for label in order:
+        part = points[(points.label == label) & (points.dataset_seed == seed)]
+        if part.empty:
+            raise DataError(points_source, f"no log P_T points of method '{label}' on dataset_seed {seed}")
+        runs = metrics[(metrics.label == label) & (metrics.dataset_seed == seed)]
+        if len(runs) != 1:
+            raise DataError(metrics_source, f"{len(runs)} runs of method '{label}' on dataset_seed {seed}, expected 1")
+        panels.append((label, part, runs.iloc[0]))
+    edges = pd.to_numeric(points.loc[points.dataset_seed == seed, "num_edges"], errors="coerce")
+    norm = matplotlib.colors.Normalize(vmin=edges.min(), vmax=max(edges.max(), edges.min() + 1))
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(3.8 * len(panels) + 0.9, 3.6), squeeze=False, layout="constrained"
+    )
+    for ax, (label, part, run) in zip(axes[0], panels):
+        x, y = part["log_reward"].to_numpy(float), part["log_pt"].to_numpy(float)
+        mappable = ax.scatter(x, y, c=part["num_edges"], cmap="viridis", norm=norm, s=9, alpha=0.8, edgecolors="none")
+        slope, intercept = float(run.get("log_pt_slope", np.nan)), float(run.get("log_pt_intercept", np.nan))
+        text = "Δ = n/a"
+        if np.isfinite(slope) and np.isfinite(intercept):
+            line = np.array([x.min(), x.max()])
+            ax.plot(line, slope * line + intercept, color="C3", lw=1.3, label="RANSAC fit")
+            text = f"Δ = {slope:.3f}"
+        r = float(np.corrcoef(x, y)[0, 1]) if len(x) > 1 and np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
+        text += f"\nr = {r:.3f}" if np.isfinite(r) else "\nr = n/a"
+        ax.text(
+            0.04,
+            0.96,
+            text,
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=9,
+            bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.8", "boxstyle": "round"},
+        )
+        ax.set_title(f"{names[label]} (dataset {seed})", fontsize=10)
+        ax.set_xlabel("log R(G, θ)")
+        ax.set_ylabel("log $P_T$(G, θ)")
+        ax.grid(alpha=0.3)
+    fig.colorbar(mappable, ax=list(axes[0]), label="number of edges")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    save(fig, stem)
+    return fig

@@ -1,6 +1,7 @@
 """How methods are shown: the display name that the tidy tables record, in the paper's order."""
 
-# The paper's order of its methods (Table D.1, Figure 2); a name not listed comes after them.
+# The paper's order of its methods (Table D.1, Figure 2); a name not listed comes after them. Methods are
+# ordered by display name, so a new id (dibs-er2, dibs-mlp: "DiBS"; mh-mc3-mlp: "MH-MC3"; ...) needs no entry.
 PAPER_ORDER = [
     "MH-MC3",
     "Gibbs-MC3",
@@ -12,6 +13,7 @@ PAPER_ORDER = [
     "VBG",
     "JSP-GFN (diag)",
     "JSP-GFN (full)",
+    "JSP-GFN",  # Section 5.2 (jspgfn-mlp): the one JSP-GFN of Figures 3 and D.2
     "Exact (reference)",
 ]
 

@@ -126,3 +126,63 @@ def render_pdf(shown, title, note, path):
     fig.text(0.5, 0.02, note, ha="center", va="bottom", fontsize=7, wrap=True)
     fig.savefig(path, format="pdf", bbox_inches="tight")
     plt.close(fig)
+
+
+SLOPE_COLUMNS = {"log_pt_slope": "Slope Δ", "log_pt_pearson": "Pearson r"}
+
+
+def table_slopes(metrics):
+    """Slope Delta (RANSAC) and Pearson's r of log P_T against log R per method and dataset (Figure 3c).
+
+    Args:
+      metrics: tidy metrics table (label, dataset_seed, log_pt_slope, log_pt_pearson; one row per run).
+        Runs without a log P_T estimate (NaN in both columns, e.g. the baselines) are left out.
+    Returns:
+      (numbers, shown) for write_table. numbers: one row per run (method, label, dataset_seed, seed when
+      recorded, the two metrics) then one row per method with dataset_seed "mean", the means, their 95% CI
+      half-widths (columns <metric>_ci) and n; shown: the same rows as strings, "mean ± 95% CI" last per
+      method. Raises ValueError when no run has a log P_T estimate.
+    """
+    columns = list(SLOPE_COLUMNS)
+    values = metrics[columns].apply(pd.to_numeric, errors="coerce")
+    runs = metrics[values.notna().any(axis=1)].copy()
+    if runs.empty:
+        raise ValueError("no run has a log_pt_slope or log_pt_pearson (were the samples drawn with --log-pt?)")
+    runs[columns] = values.loc[runs.index]
+    names = display_names(runs)
+    by = ["dataset_seed", "seed"] if "seed" in runs else ["dataset_seed"]
+    numbers, shown = [], []
+    for label in sort_labels(runs["label"], names):
+        part = runs[runs.label == label].sort_values(by)
+        for _, run in part.iterrows():
+            row = {"method": names[label], "label": label, **{key: run[key] for key in by}}
+            numbers.append({**row, **{column: run[column] for column in columns}})
+            shown.append(
+                {
+                    "Method": names[label],
+                    "Dataset": str(run["dataset_seed"]),
+                    **{title: format_mean_ci(run[column], np.nan) for column, title in SLOPE_COLUMNS.items()},
+                }
+            )
+        summary = summarise(part, columns).set_index("metric")
+        row = {"method": names[label], "label": label, "dataset_seed": "mean"}
+        for column in columns:
+            row[column], row[f"{column}_ci"] = summary.loc[column, "mean"], summary.loc[column, "ci"]
+        row["n"] = int(summary["n"].max())
+        numbers.append(row)
+        shown.append(
+            {
+                "Method": names[label],
+                "Dataset": "mean ± 95% CI",
+                **{
+                    title: format_mean_ci(summary.loc[column, "mean"], summary.loc[column, "ci"])
+                    for column, title in SLOPE_COLUMNS.items()
+                },
+            }
+        )
+    numbers = pd.DataFrame(numbers)
+    for column in ("seed", "n"):  # integers with gaps (the mean rows have no seed, the runs no n)
+        numeric = column in numbers and pd.api.types.is_numeric_dtype(numbers[column])
+        if numeric and (numbers[column].dropna() % 1 == 0).all():
+            numbers[column] = numbers[column].astype("Int64")
+    return numbers, pd.DataFrame(shown)
