@@ -39,6 +39,7 @@ marginal of q(theta_j) on G's parents (the sub-vector of mu_j, the sub-block of 
 
 import dataclasses
 import functools
+import math
 import time
 from typing import NamedTuple
 
@@ -137,7 +138,8 @@ def kl_to_prior(mu, cov, graphs, prior_mean, prior_var):
     quad = jnp.einsum("bji,ji->bj", g, (mu - prior_mean) ** 2) / v0
     eye = jnp.eye(g.shape[-1])
     masked = g[..., :, None] * cov[None] * g[..., None, :] + eye * (1.0 - g[..., None, :])  # [B, d, d, d]
-    logdet = jnp.linalg.slogdet(masked)[1]  # [B, d]
+    chol = jnp.linalg.cholesky(masked)  # symmetric positive definite: cheaper than slogdet's LU
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # [B, d]
     kl = 0.5 * (trace + quad - num_parents + num_parents * jnp.log(v0) - logdet)
     return kl.sum(axis=-1)
 
@@ -203,6 +205,7 @@ class VBGTrainer:
     learning_rate: float
     exploration_end: float
     huber_delta: float
+    per_round_schedule: bool = True
 
     @property
     def d(self):
@@ -225,7 +228,15 @@ class VBGTrainer:
         return State(params, self.optimizer.init(params), env, replay, key, jnp.zeros((), jnp.int32))
 
     def epsilon(self, step):
-        """epsilon-uniform exploration: linear from 1 to exploration_end over the first half of training."""
+        """epsilon-uniform exploration. per_round (VBG's official schedule): every round starts from uniform
+        acting and reaches exploration_end after half of the round, and the first tenth of the rounds act
+        uniformly throughout; global: linear from 1 to exploration_end over the first half of training."""
+        if self.per_round_schedule:
+            first = math.ceil(0.1 * self.num_rounds)  # rounds of uniform acting only
+            in_round = step % self.iterations_per_round
+            ramp = jnp.clip(in_round / max(1.0, 0.5 * self.iterations_per_round), 0.0, 1.0)
+            ramp = jnp.where(step < first * self.iterations_per_round, 0.0, ramp)
+            return 1.0 + ramp * (self.exploration_end - 1.0)
         horizon = max(1.0, 0.5 * self.num_rounds * self.iterations_per_round)
         return 1.0 + jnp.clip(step / horizon, 0.0, 1.0) * (self.exploration_end - 1.0)
 
@@ -309,6 +320,7 @@ def run_vbg(
     learning_rate,
     exploration_end,
     huber_delta,
+    schedule,
     embed_dim,
     mlp_hidden,
     num_heads,
@@ -344,6 +356,7 @@ def run_vbg(
         learning_rate=float(learning_rate),
         exploration_end=float(exploration_end),
         huber_delta=float(huber_delta),
+        per_round_schedule=schedule == "per_round",
     )
     start = time.perf_counter()
     key = jax.random.PRNGKey(seed)
@@ -353,6 +366,8 @@ def run_vbg(
     for _ in bar:
         key, k_q = jax.random.split(key)
         q = trainer.update_q(state.params, k_q)  # (2) from the current GFlowNet's graphs
+        if trainer.per_round_schedule:  # a new reward: Adam restarts, as in VBG's official code
+            state = state._replace(opt_state=trainer.optimizer.init(state.params))
         state, metrics = trainer.train_round(state, jnp.asarray(q.mu), jnp.asarray(q.cov))  # (1)
         bar.set_postfix(loss=float(metrics["loss"]))
     key, k_q, k_g = jax.random.split(key, 3)
