@@ -10,6 +10,8 @@ rule baseline:
         f"{RESULTS}/{{experiment}}/samples/{{method}}/{{dataset}}.npz",
     log:
         f"{RESULTS}/{{experiment}}/logs/samples/{{method}}/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/{{experiment}}/benchmarks/baseline/{{method}}/{{dataset}}.tsv"
     wildcard_constraints:
         method=id_regex(method_ids("baseline")),
     conda:

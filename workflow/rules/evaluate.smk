@@ -20,6 +20,8 @@ rule evaluate:
         f"{RESULTS}/{{experiment}}/metrics/{{method}}/{{dataset}}.json",
     log:
         f"{RESULTS}/{{experiment}}/logs/evaluate/{{method}}/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/{{experiment}}/benchmarks/evaluate/{{method}}/{{dataset}}.tsv"
     conda:
         "../envs/jspgfn.yaml"
     threads: 1

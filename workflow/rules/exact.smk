@@ -9,6 +9,8 @@ rule exact:
         f"{RESULTS}/{{experiment}}/exact/{{dataset}}.npz",
     log:
         f"{RESULTS}/{{experiment}}/logs/exact/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/{{experiment}}/benchmarks/exact/{{dataset}}.tsv"
     conda:
         "../envs/jspgfn.yaml"
     threads: 1

@@ -14,6 +14,8 @@ rule jspgfn_train:
         touch(f"{RESULTS}/{{experiment}}/runs/{{method}}/{{dataset}}/done"),
     log:
         f"{RESULTS}/{{experiment}}/logs/train/{{method}}/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/{{experiment}}/benchmarks/jspgfn_train/{{method}}/{{dataset}}.tsv"
     wildcard_constraints:
         method=id_regex(method_ids("jspgfn")),
     conda:
@@ -41,6 +43,8 @@ rule jspgfn_sample:
         f"{RESULTS}/{{experiment}}/samples/{{method}}/{{dataset}}.npz",
     log:
         f"{RESULTS}/{{experiment}}/logs/samples/{{method}}/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/{{experiment}}/benchmarks/jspgfn_sample/{{method}}/{{dataset}}.tsv"
     wildcard_constraints:
         method=id_regex(method_ids("jspgfn")),
     conda:

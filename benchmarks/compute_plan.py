@@ -1,0 +1,127 @@
+"""Compute plan of a preset from the workflow's own job benchmarks (Snakemake `benchmark:` files).
+
+Every heavy rule (generate aside) writes results/{preset}/{experiment}/benchmarks/{rule}/[{method}/]{dataset}.tsv
+with the job's wall seconds (`s`), peak resident memory (`max_rss`, MB) and CPU seconds (`cpu_time`).
+This prints, per experiment, rule and method: jobs measured, mean and max wall time, peak memory, and
+the experiment's total wall time (sum over jobs: the time on one core-equivalent job slot) for the
+measured datasets and extrapolated to all of the preset's datasets. With --target CONFIG it also
+extrapolates to another preset (e.g. the paper grid) by the ratio of each method's budget (BUDGETS:
+the quantity its run time grows with) and of the dataset counts; such figures are labelled
+"extrapolated", and only mean something when both presets generate the same kind of data (same d, N).
+
+  .venv/bin/python benchmarks/compute_plan.py config/quick.yaml [--target config/config.yaml]
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+
+def _jspgfn_budget(method, preset):
+    from jspgfn.gflownet.presets import get_preset
+
+    cfg = get_preset(method.get("preset") or preset, **method.get("params", {}))
+    return cfg.num_iterations * cfg.batch_size * cfg.num_theta_samples
+
+
+def _mc3_budget(params):
+    per_chain = -(-params["num_samples"] // params["num_chains"])
+    return params["num_chains"] * (params["burn_in"] + per_chain * params["thinning"])
+
+
+# What each method's run time grows with (work units; only ratios between presets are used).
+BUDGETS = {
+    "b-pc": lambda p: p["num_bootstrap"],
+    "b-ges": lambda p: p["num_bootstrap"],
+    "mh-mc3": _mc3_budget,
+    "gibbs-mc3": _mc3_budget,
+    "dibs": lambda p: p["steps"] * p["num_particles"],
+    "dibs-mixture": lambda p: p["steps"] * p["num_particles"],
+    "bcd-nets": lambda p: p["steps"] * p["num_mc_samples"],
+    "vbg": lambda p: p["num_rounds"] * p["gflownet_iterations_per_round"],
+    "exact": lambda p: 1,
+}
+
+
+def budget(config, method_id):
+    """Work units of a method in a config (None when unknown)."""
+    method = config["methods"][method_id]
+    if method.get("kind", "baseline") == "jspgfn":
+        return _jspgfn_budget(method, config["preset"])
+    rule = BUDGETS.get(method.get("name") or method_id)
+    try:
+        return None if rule is None else float(rule(method.get("params", {})))
+    except KeyError:  # a parameter left at its default: not comparable from the config alone
+        return None
+
+
+def read_benchmarks(results):
+    """One row per benchmark file: experiment, rule, method, dataset, s, max_rss, cpu_time."""
+    rows = []
+    for path in sorted(Path(results).glob("*/benchmarks/**/*.tsv")):
+        parts = path.relative_to(results).parts  # experiment, "benchmarks", rule, [method], dataset.tsv
+        table = pd.read_csv(path, sep="\t")
+        rows.append(
+            {
+                "experiment": parts[0],
+                "rule": parts[2],
+                "method": parts[3] if len(parts) == 5 else "",
+                "dataset": path.stem,
+                "s": float(table["s"].iloc[-1]),
+                "max_rss": pd.to_numeric(table["max_rss"], errors="coerce").iloc[-1],
+                "cpu_time": pd.to_numeric(table.get("cpu_time", np.nan), errors="coerce").iloc[-1]
+                if "cpu_time" in table
+                else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config", help="the preset that ran, e.g. config/quick.yaml")
+    parser.add_argument("--target", help="another preset to extrapolate to, e.g. config/config.yaml")
+    args = parser.parse_args()
+    config = yaml.safe_load(Path(args.config).read_text())
+    target = yaml.safe_load(Path(args.target).read_text()) if args.target else None
+    results = Path(config.get("results", "results")) / config["preset"]
+    table = read_benchmarks(results)
+    if table.empty:
+        raise SystemExit(f"no benchmark files under {results}/*/benchmarks/: run the workflow first")
+    for eid, part in table.groupby("experiment"):
+        exp = config["experiments"].get(eid, {})
+        num = exp.get("num_datasets", 1)
+        print(f"\n## {eid} ({config['preset']} preset, {num} datasets)")
+        print("| rule | method | jobs | mean s | max s | peak MB | extrapolated to all datasets, s |", end="")
+        print(" target preset, s (extrapolated) |" if target else "")
+        print("|---|---|---|---|---|---|---|" + ("---|" if target else ""))
+        if target and target["experiments"].get(eid, {}).get("data") != exp.get("data"):
+            print(f"(warning: {eid} has other data in the target preset: budget ratios alone do not carry over)")
+        total, total_target = 0.0, 0.0
+        for (rule, method), jobs in part.groupby(["rule", "method"]):
+            mean = jobs["s"].mean()
+            all_datasets = mean * num
+            total += all_datasets
+            line = (
+                f"| {rule} | {method or '-'} | {len(jobs)} | {mean:.0f} | {jobs['s'].max():.0f} | "
+                f"{jobs['max_rss'].max():.0f} | {all_datasets:.0f} |"
+            )
+            if target:
+                tnum = target["experiments"].get(eid, {}).get("num_datasets", num)
+                ratio = 1.0
+                if rule in ("baseline", "jspgfn_train") and method in target["methods"]:
+                    ours, theirs = budget(config, method), budget(target, method)
+                    ratio = theirs / ours if ours and theirs else float("nan")
+                estimate = mean * ratio * tnum
+                total_target += estimate
+                line += f" {estimate:.0f} (x{ratio:.2g} budget) |"
+            print(line)
+        print(f"\ntotal job time, {num} datasets: {total / 60:.1f} min", end="")
+        print(f"; target preset: {total_target / 3600:.1f} h (extrapolated)" if target else "")
+
+
+if __name__ == "__main__":
+    main()
