@@ -92,7 +92,8 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
     """The JSP-GFN loss on a batch of transitions.
 
     Args:
-      params: network parameters; apply_fn(params, adjacency [n, d, d]) -> outputs.
+      params: network parameters; apply_fn(params, adjacency [n, d, d], edge_rows) -> outputs
+        (edge logits for the first edge_rows graphs; networks.make_network).
       model, graph_prior: likelihood model and graph prior (jspgfn.models).
       graphs: uint8 [B, d, d] states G; actions: int32 [B] edges added (G -> G').
       key: PRNG key for theta; x: float [M, d] (mini-)batch of data; num_total: N.
@@ -102,11 +103,12 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
     b, d, _ = graphs.shape
     s = cfg.num_theta_samples
     both = jnp.concatenate([graphs, next_graphs(graphs, actions)], axis=0)  # [2B, d, d]
-    out = apply_fn(params, both)
+    out = apply_fn(params, both, b)  # edge logits [B, d, d] of G only: those of G' are not used
     closure = envlib.closure_of(both)
     emask = valid_actions_jax(both, closure, cfg.max_parents)
-    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
-    log_pf = log_edges[:b].reshape(b, -1)[jnp.arange(b), actions]  # [B]
+    log_stop = policy.log_stop_prob(out["stop_logit"], emask)  # [2B]
+    _, log_edges = policy.log_policy_edges(out["stop_logit"][:b], out["edge_logits"], emask[:b])
+    log_pf = log_edges.reshape(b, -1)[jnp.arange(b), actions]  # [B]
     num_edges_next = jnp.sum(both[b:], axis=(-2, -1)).astype(jnp.float32)
     log_pb = uniform_log_pb(num_edges_next)  # [B]
 

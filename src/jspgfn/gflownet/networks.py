@@ -8,10 +8,11 @@ LayerNorm) -> graph embedding g [B, E] and node embeddings u, v, w [B, d, E].
 Cost: the edge MLP's input [h_i, h_j] does not depend on the graph (the input
 node features are learned embeddings of the node index), so its hidden layer is
 computed once for the d x d pairs and only the sum over the graph's edges is per
-graph (an einsum, O(B d^2 H)). Linear maps that directly follow one another
-(edge output -> node input, w_i -> theta head input) are folded into one, and
-per-graph terms (g) are computed once per graph rather than per node: the same
-function class as the plain network with about half the FLOPs.
+graph (a matmul batched over the nodes, O(B d^2 H)). Linear maps that directly follow
+one another (edge output -> node input, w_i -> theta head input) are folded into one,
+and per-graph terms (g) are computed once per graph rather than per node: the same
+function class as the plain network with about half the FLOPs. The loss asks for the
+edge logits of the graphs G only (`edge_rows`), not of G' (docs/speed.md).
 
 Heads (see `PolicyNet.__call__`): stop logit from g, edge logits u_i . v_j,
 theta distribution parameters per node from [w_i, g].
@@ -47,17 +48,19 @@ def _layer_norm(name):
 
 
 class Backbone(hk.Module):
-    """adjacency [B, d, d] -> (g [B, E], h [B, d, E] node states, u [B, d, E], v [B, d, E]).
+    """adjacency [B, d, d] -> (g [B, E], x [B, d, E] node states, u [R, d, E], u_self [R, d]).
 
-    w_i of the paper (the input of the theta head) is a linear map of h_i; it is
-    folded into the theta head's first layer (two linear maps compose to one).
+    u and u_self (the edge-logit terms, see the end of __call__) are computed for the first
+    R = edge_rows graphs only (all B when edge_rows is None). w_i of the paper (the input of
+    the theta head) is a linear map of x_i; it is folded into the theta head's first layer
+    (two linear maps compose to one).
     """
 
     def __init__(self, cfg, name="backbone"):
         super().__init__(name=name)
         self.cfg = cfg
 
-    def __call__(self, adjacency):
+    def __call__(self, adjacency, edge_rows=None):
         cfg = self.cfg
         b, d, _ = adjacency.shape
         e, h = cfg.embed_dim, cfg.mlp_hidden
@@ -67,18 +70,25 @@ class Backbone(hk.Module):
         # Graph network. Edge model on each edge i -> j: MLP [H, H] of [h_i, h_j]. Its input
         # does not depend on the graph, so the hidden layer is computed once for all d x d pairs;
         # its linear output layer, composed with the node model's first layer, is folded into
-        # `to_in` / `to_out`, and the sum over the graph's edges becomes one einsum.
+        # `to_in` / `to_out`, and the sum over the graph's edges becomes a batched matmul per node.
+        # The graph network runs node-major ([d, B, H]): that is the natural output layout of
+        # those matmuls (batched over the node), so no strided transpose is needed until the
+        # attention block (a transpose of whole H-rows).
         send = hk.Linear(h, name="edge_sender")(nodes)  # [d, H]
         recv = hk.Linear(h, with_bias=False, name="edge_receiver")(nodes)  # [d, H]
         hidden = jax.nn.relu(send[:, None, :] + recv[None, :, :])  # [d(i), d(j), H]
         to_in = hk.Linear(h, name="edge_to_receiver")(hidden)  # [d, d, H]
         to_out = hk.Linear(h, name="edge_to_sender")(hidden)  # [d, d, H]
-        msg = jnp.einsum("bij,ijh->bjh", a, to_in) + jnp.einsum("bij,ijh->bih", a, to_out)  # [B, d, H]
+        batched = (((2,), (1,)), ((0,), (0,)))  # contract the last axis of a with axis 1, batch axis 0
+        # msg[j, b] = sum_i a[b, i, j] to_in[i, j] (messages in) + sum_i a[b, j, i] to_out[j, i] (out)
+        msg = jax.lax.dot_general(jnp.transpose(a, (2, 0, 1)), jnp.swapaxes(to_in, 0, 1), batched)
+        msg = msg + jax.lax.dot_general(jnp.transpose(a, (1, 0, 2)), to_out, batched)  # [d, B, H]
         num_edges = a.sum(axis=(1, 2))[:, None] / d  # [B, 1]
-        glob = hk.Linear(h, name="global_in")(jnp.concatenate([num_edges, msg.mean(axis=1)], -1))  # [B, H]
-        pre = msg + hk.Linear(h, name="node_self")(nodes)[None] + glob[:, None, :]
+        glob = hk.Linear(h, name="global_in")(jnp.concatenate([num_edges, msg.mean(axis=0)], -1))  # [B, H]
+        pre = msg + hk.Linear(h, name="node_self")(nodes)[:, None] + glob[None]
         update = hk.Linear(e, name="node_out")(jax.nn.relu(pre))  # node MLP [H, E]
-        x = _layer_norm("gn_norm")(nodes[None] + update)  # [B, d, E]
+        x = _layer_norm("gn_norm")(nodes[:, None] + update)  # [d, B, E]
+        x = jnp.swapaxes(x, 0, 1)  # [B, d, E]
 
         # Self-attention block over the d nodes.
         attn = hk.MultiHeadAttention(
@@ -93,17 +103,20 @@ class Backbone(hk.Module):
         # Edge logits u_i . v_j with u = U x + b_u, v = V x + b_v equal
         # (A x_i + c) . x_j + a . x_i + const with A = V^T U, c = V^T b_u, a = U^T b_v:
         # one E x E map instead of two, the same function class (the constant cancels).
-        u = hk.Linear(e, name="u")(x)  # A x_i + c
-        u_self = hk.Linear(1, name="u_self")(x)[..., 0]  # a . x_i (the term that depends on i only)
+        x_edges = x if edge_rows is None else x[:edge_rows]
+        u = hk.Linear(e, name="u")(x_edges)  # A x_i + c
+        u_self = hk.Linear(1, name="u_self")(x_edges)[..., 0]  # a . x_i (the term that depends on i only)
         return g, x, u, u_self
 
 
 class PolicyNet(hk.Module):
-    """All heads. __call__(adjacency [B, d, d]) -> dict:
+    """All heads. __call__(adjacency [B, d, d], edge_rows=None) -> dict:
 
     stop_logit [B]        logit of P(stop | G)
-    edge_logits [B, d, d] unmasked logits u_i . v_j / sqrt(E) of adding i -> j
-                          (v_j = x_j, the bilinear map folded into u; see Backbone)
+    edge_logits [R, d, d] unmasked logits u_i . v_j / sqrt(E) of adding i -> j
+                          (v_j = x_j, the bilinear map folded into u; see Backbone), for the
+                          first R = edge_rows graphs only (R = B when edge_rows is None; the
+                          loss needs them for G, not for G')
     loc, scale [B, d, P]  per-node Gaussian over theta_i (node layout, P params)
     tril [B, d, P, P]     (family "full") Cholesky factor of the covariance
     """
@@ -113,12 +126,12 @@ class PolicyNet(hk.Module):
         self.cfg = cfg
         self.p = params_per_node
 
-    def __call__(self, adjacency):
+    def __call__(self, adjacency, edge_rows=None):
         cfg, p = self.cfg, self.p
-        g, x, u, u_self = Backbone(cfg)(adjacency)
-        b, d, e = u.shape
+        g, x, u, u_self = Backbone(cfg)(adjacency, edge_rows)
+        b, d, e = x.shape
         stop_logit = _mlp([cfg.mlp_hidden, 1], "stop_mlp")(g)[:, 0]
-        edge_logits = (jnp.einsum("bie,bje->bij", u, x) + u_self[:, :, None]) / jnp.sqrt(e)
+        edge_logits = (jnp.einsum("bie,bje->bij", u, x[: u.shape[0]]) + u_self[:, :, None]) / jnp.sqrt(e)
 
         # theta head: MLP [H, H] on [w_i, g] with w_i = W x_i folded into the first layer,
         # whose g part is computed once per graph.
@@ -150,5 +163,8 @@ class PolicyNet(hk.Module):
 
 
 def make_network(cfg, params_per_node):
-    """hk.transform'ed policy without rng: init(key, adjacency), apply(params, adjacency)."""
-    return hk.without_apply_rng(hk.transform(lambda adj: PolicyNet(cfg, params_per_node)(adj)))
+    """hk.transform'ed policy without rng: init(key, adjacency), apply(params, adjacency, edge_rows=None)
+    (edge_rows: a Python int, see PolicyNet)."""
+    return hk.without_apply_rng(
+        hk.transform(lambda adj, edge_rows=None: PolicyNet(cfg, params_per_node)(adj, edge_rows))
+    )

@@ -23,12 +23,18 @@ def log_policy_edges(stop_logit, edge_logits, edge_mask):
     """
     b = edge_logits.shape[0]
     forced = ~jnp.any(edge_mask, axis=(-2, -1))
-    log_stop = jnp.where(forced, 0.0, jax.nn.log_sigmoid(stop_logit))
+    log_stop = log_stop_prob(stop_logit, edge_mask)
     log_continue = jnp.where(forced, _NEG, jax.nn.log_sigmoid(-stop_logit))
     flat = jnp.where(edge_mask, edge_logits, _NEG).reshape(b, -1)
     log_edges = jax.nn.log_softmax(flat, axis=-1).reshape(edge_logits.shape)
     log_edges = jnp.where(edge_mask, log_edges + log_continue[:, None, None], _NEG)
     return log_stop, log_edges
+
+
+def log_stop_prob(stop_logit, edge_mask):
+    """log P(stop | G): stop_logit [B], edge_mask bool [B, d, d] -> [B] (0 when stopping is forced)."""
+    forced = ~jnp.any(edge_mask, axis=(-2, -1))
+    return jnp.where(forced, 0.0, jax.nn.log_sigmoid(stop_logit))
 
 
 def action_log_probs(stop_logit, edge_logits, edge_mask):
