@@ -211,8 +211,8 @@ def _bad_config(workdir, name, edit):
         (
             "shown.yaml",
             lambda c: c["methods"]["b-ges"].update(display_name="B-PC*"),
-            "experiments.small_graphs.methods.2: methods 'b-pc' and 'b-ges' are both shown as 'B-PC*': give one a "
-            "display_name",
+            "experiments.larger_graphs_linear.methods.1: methods 'b-pc' and 'b-ges' are both shown as 'B-PC*': give "
+            "one a display_name",
         ),
     ],
 )

@@ -54,13 +54,15 @@ def test_every_shell_field_is_quoted():
 
 
 def _write_config(workdir, name, **top):
-    """A config derived from the smoke preset: one dataset of d=5, the exact sampler and B-GES."""
+    """A config derived from the smoke preset: its small-graph experiment only, one dataset of d=5, the exact
+    sampler and B-GES."""
     config = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
     config.update(top)
     config["methods"] = {mid: config["methods"][mid] for mid in ("exact", "b-ges")}
     config["methods"]["b-ges"]["params"]["num_bootstrap"] = 3
     experiment = config["experiments"]["small_graphs"]
     experiment.update(num_datasets=1, methods=["exact", "b-ges"])
+    config["experiments"] = {"small_graphs": experiment}
     (workdir / "config" / name).write_text(yaml.safe_dump(config))
     return f"config/{name}"
 
