@@ -48,6 +48,6 @@ include: "workflow/rules/figures.smk"
 rule all:
     default_target: True
     input:
-        expand(f"{RESULTS}/{{experiment}}/metrics.csv", experiment=config["experiments"]),
+        expand(f"{RESULTS}/{{experiment}}/metrics.csv", experiment=enabled_experiments()),
         f"{RESULTS}/config.yaml",
         figure_targets(),

@@ -97,6 +97,17 @@ def test_dry_run_of_each_preset(workdir, preset, datasets):
     assert f"results/{preset}/small_graphs/metrics.csv" in text
     assert f"results/{preset}/small_graphs/data/{datasets - 1}" in text
     assert f"results/{preset}/small_graphs/data/{datasets}\n" not in text
+    # The quick preset leaves its d=20 experiments out of rule all (enabled: false); smoke runs them.
+    assert (f"results/{preset}/larger_graphs_mlp/metrics.csv" in text) == (preset == "smoke")
+    assert (f"figures/{preset}/figure_3a.pdf" in text) == (preset == "smoke")
+    assert not (workdir / "results").exists()
+
+
+def test_a_disabled_experiment_can_be_built_by_name(workdir):
+    result = snakemake(workdir, "-n", "figures/quick/figure_3c.pdf", "--configfile", "config/quick.yaml")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    assert "results/quick/larger_graphs_mlp/runs/jspgfn-mlp/4" in text and "small_graphs" not in text
     assert not (workdir / "results").exists()
 
 

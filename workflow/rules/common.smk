@@ -308,12 +308,17 @@ def figure_arguments(figure):
     return arguments
 
 
+def enabled_experiments():
+    """Ids of the experiments built by default (enabled true), the others only when asked for by name."""
+    return [eid for eid, exp in config["experiments"].items() if exp["enabled"]]
+
+
 def figure_targets():
     """Tables and figures of the small-graph experiment (when the config runs it with the exact posterior)
-    and of every experiment's `figures`."""
-    stems = list(experiment_figures())
+    and of every enabled experiment's `figures`."""
+    stems = [stem for stem, (eid, _) in experiment_figures().items() if eid in enabled_experiments()]
     small = config["experiments"].get(config["small_graphs"])
-    if small is not None and small["exact"]["enabled"]:
+    if small is not None and small["enabled"] and small["exact"]["enabled"]:
         stems = ["table_a1", "table_d1", *FIGURE_SPECS, *stems]
     return [f"{config['figures']}/{stem}.pdf" for stem in stems]
 
