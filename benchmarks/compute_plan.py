@@ -1,7 +1,7 @@
 """Compute plan of a preset from the workflow's own job benchmarks (Snakemake `benchmark:` files).
 
 Every heavy rule (generate aside) writes results/{preset}/{experiment}/benchmarks/{rule}/[{method}/]{dataset}.tsv
-with the job's wall seconds (`s`), peak resident memory (`max_rss`, MB) and CPU seconds (`cpu_time`).
+with the job's wall seconds (`s`) and peak resident memory (`max_rss`, MB), among other columns.
 This prints, per experiment, rule and method: jobs measured, mean and max wall time, peak memory, and
 the experiment's total wall time (sum over jobs: the time on one core-equivalent job slot) for the
 measured datasets and extrapolated to all of the preset's datasets. With --target CONFIG it also
@@ -15,7 +15,6 @@ the quantity its run time grows with) and of the dataset counts; such figures ar
 import argparse
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import yaml
 
@@ -59,7 +58,7 @@ def budget(config, method_id):
 
 
 def read_benchmarks(results):
-    """One row per benchmark file: experiment, rule, method, dataset, s, max_rss, cpu_time."""
+    """One row per benchmark file: experiment, rule, method, dataset, s (wall), max_rss (MB)."""
     rows = []
     for path in sorted(Path(results).glob("*/benchmarks/**/*.tsv")):
         parts = path.relative_to(results).parts  # experiment, "benchmarks", rule, [method], dataset.tsv
@@ -72,9 +71,6 @@ def read_benchmarks(results):
                 "dataset": path.stem,
                 "s": float(table["s"].iloc[-1]),
                 "max_rss": pd.to_numeric(table["max_rss"], errors="coerce").iloc[-1],
-                "cpu_time": pd.to_numeric(table.get("cpu_time", np.nan), errors="coerce").iloc[-1]
-                if "cpu_time" in table
-                else np.nan,
             }
         )
     return pd.DataFrame(rows)

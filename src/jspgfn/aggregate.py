@@ -26,7 +26,8 @@ IDENTIFICATION = (
 )
 
 
-def _read_metrics(path):
+def _read_metrics_object(path):
+    """The metrics.json at `path` as a dict; DataError naming the file when missing or not a JSON object."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "file not found")
@@ -36,6 +37,23 @@ def _read_metrics(path):
         raise DataError(path, f"not a valid metrics JSON file ({exc})") from None
     if not isinstance(metrics, dict):
         raise DataError(path, f"expected a JSON object of metrics, got {type(metrics).__name__}")
+    return metrics
+
+
+def _run_columns(metrics, columns):
+    """The columns that name a run in the long tables: the constants, label, display_name, method, dataset_seed."""
+    label = metrics.get("label", metrics.get("method"))
+    return {
+        **columns,
+        "label": label,
+        "display_name": metrics.get("display_name", label),
+        "method": metrics.get("method"),
+        "dataset_seed": metrics.get("dataset_seed"),
+    }
+
+
+def _read_metrics(path):
+    metrics = _read_metrics_object(path)
     row = {key: value for key, value in metrics.items() if not isinstance(value, (list, dict))}
     row["metrics_file"] = str(path)
     return row
@@ -61,6 +79,7 @@ def aggregate_metrics(paths, out_csv, columns=None):
 def _feature_rows(path, metrics, columns):
     """Long-format rows of one run's features: one per (feature, ordered pair i != j)."""
     rows = []
+    run = _run_columns(metrics, columns)
     for name, values in metrics.get("features", {}).items():
         estimate, exact = values["estimate"], values["exact"]
         d = int(round((1 + np.sqrt(1 + 4 * len(estimate))) / 2))  # len = d (d - 1)
@@ -68,34 +87,8 @@ def _feature_rows(path, metrics, columns):
         if len(pairs) != len(estimate) or len(exact) != len(estimate):
             raise DataError(path, f"feature '{name}' has {len(estimate)} estimates, {len(exact)} exact values")
         for (i, j), est, ref in zip(pairs, estimate, exact):
-            label = metrics.get("label", metrics.get("method"))
-            rows.append(
-                {
-                    **columns,
-                    "label": label,
-                    "display_name": metrics.get("display_name", label),
-                    "method": metrics.get("method"),
-                    "dataset_seed": metrics.get("dataset_seed"),
-                    "feature": name,
-                    "source": i,
-                    "target": j,
-                    "exact": ref,
-                    "estimate": est,
-                }
-            )
+            rows.append({**run, "feature": name, "source": i, "target": j, "exact": ref, "estimate": est})
     return rows
-
-
-def _read_metrics_object(path):
-    """The metrics.json at `path` as a dict; DataError naming the file when missing or not a JSON object."""
-    path = Path(path)
-    try:
-        metrics = json.loads(path.read_text()) if path.is_file() else None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        metrics = None
-    if not isinstance(metrics, dict):
-        raise DataError(path, "missing or not a metrics JSON object")
-    return metrics
 
 
 def aggregate_features(paths, out_csv, columns=None):
@@ -143,14 +136,7 @@ def _log_pt_rows(path, metrics, columns):
     num_edges = points.get("num_edges", [None] * num)
     if not len(points["log_pt"]) == len(samples) == len(num_edges) == num:
         raise DataError(path, "log_pt_points lists have different lengths")
-    label = metrics.get("label", metrics.get("method"))
-    run = {
-        **columns,
-        "label": label,
-        "display_name": metrics.get("display_name", label),
-        "method": metrics.get("method"),
-        "dataset_seed": metrics.get("dataset_seed"),
-    }
+    run = _run_columns(metrics, columns)
     return [
         {**run, "sample": k, "num_edges": edges, "log_reward": r, "log_pt": p}
         for k, edges, r, p in zip(samples, num_edges, points["log_reward"], points["log_pt"])

@@ -316,7 +316,8 @@ def enabled_experiments():
 def figure_targets():
     """Tables and figures of the small-graph experiment (when the config runs it with the exact posterior)
     and of every enabled experiment's `figures`."""
-    stems = [stem for stem, (eid, _) in experiment_figures().items() if eid in enabled_experiments()]
+    enabled = enabled_experiments()
+    stems = [stem for stem, (eid, _) in experiment_figures().items() if eid in enabled]
     small = config["experiments"].get(config["small_graphs"])
     if small is not None and small["enabled"] and small["exact"]["enabled"]:
         stems = ["table_a1", "table_d1", *FIGURE_SPECS, *stems]
