@@ -258,3 +258,13 @@ def test_fit_has_the_interface_of_the_baselines(data_dir, tmp_path):
     assert samples.metadata["display_name"] == "JSP-GFN (full)" and samples.metadata["iterations"] == 20
     assert (tmp_path / "run" / "checkpoint.npz").is_file()  # the run folder is kept when one is given
     assert set(CAPABILITIES) == {"joint", "nonlinear", "dag_support", "discrete", "max_parents", "sampler", "minibatch"}
+
+
+def test_set_values_parse_exponents_as_numbers():
+    """YAML 1.1 reads 1e-4 as a string; --set / --param read it as the float a user means."""
+    from jspgfn.gflownet.cli import parse_value
+
+    assert parse_value("1e-4") == 1e-4 and isinstance(parse_value("1e-4"), float)
+    assert parse_value("-2E5") == -2e5
+    assert parse_value("3") == 3 and isinstance(parse_value("3"), int)
+    assert parse_value("abc") == "abc" and parse_value("[1, 2]") == [1, 2] and parse_value("null") is None

@@ -199,6 +199,7 @@ def _run_baseline(args):
 
     from jspgfn.competitors import baselines_package
     from jspgfn.dataset import load_dataset
+    from jspgfn.gflownet.cli import parse_value
     from jspgfn.samples import save_samples
 
     baselines = baselines_package(args.name)
@@ -218,7 +219,10 @@ def _run_baseline(args):
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise JspgfnError(f"--param expects KEY=VALUE, got {item!r}")
-        params[key] = yaml.safe_load(value)
+        try:
+            params[key] = parse_value(value)
+        except yaml.YAMLError:
+            raise JspgfnError(f"--param {item!r}: the value is not valid YAML") from None
     baselines.get_spec(args.name)  # an unknown name fails before the data is read
     _check_output_file(args.out)
     dataset = load_dataset(args.data)

@@ -1,6 +1,19 @@
 """`jspgfn train` and `jspgfn sample` (registered by jspgfn.cli through add_subcommands)."""
 
+import re
+
 from jspgfn.errors import JspgfnError
+
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def parse_value(text):
+    """A --set / --param value: YAML, except that 1e-4 is the float YAML 1.1 would leave a string."""
+    import yaml
+
+    if _FLOAT.fullmatch(text.strip()) and not re.fullmatch(r"[-+]?\d+", text.strip()):
+        return float(text)
+    return yaml.safe_load(text)
 
 
 def _parse_overrides(items):
@@ -12,7 +25,7 @@ def _parse_overrides(items):
         if not sep or not key:
             raise JspgfnError(f"--set expects KEY=VALUE, got {item!r}")
         try:
-            out[key.strip().replace("-", "_")] = yaml.safe_load(value)
+            out[key.strip().replace("-", "_")] = parse_value(value)
         except yaml.YAMLError as exc:
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise JspgfnError(f"--set {item!r}: the value is not valid YAML ({problem})") from None
