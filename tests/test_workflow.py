@@ -97,9 +97,11 @@ def test_dry_run_of_each_preset(workdir, preset, datasets):
     assert f"results/{preset}/small_graphs/metrics.csv" in text
     assert f"results/{preset}/small_graphs/data/{datasets - 1}" in text
     assert f"results/{preset}/small_graphs/data/{datasets}\n" not in text
-    # The quick preset leaves its d=20 experiments out of rule all (enabled: false); smoke runs them.
+    # The quick preset runs the d=20 linear experiment but leaves the MLP one out of rule all
+    # (enabled: false); smoke runs both.
+    assert f"figures/{preset}/figure_3a.pdf" in text
     assert (f"results/{preset}/larger_graphs_mlp/metrics.csv" in text) == (preset == "smoke")
-    assert (f"figures/{preset}/figure_3a.pdf" in text) == (preset == "smoke")
+    assert (f"figures/{preset}/figure_3b.pdf" in text) == (preset == "smoke")
     assert not (workdir / "results").exists()
 
 
