@@ -184,3 +184,19 @@ def test_log_reward_leaves_out_intervened_entries():
         )
         np.testing.assert_allclose(with_int[b, 0], float(ref), rtol=1e-4)
     assert np.all(with_int != without)
+
+
+def test_logit_scale_multiplies_the_structure_logits_only():
+    """logit_scale (the released code multiplies its logits by N) scales the stop and edge logits and
+    leaves the theta head alone; the parameters are the same for every scale."""
+    d = 4
+    model = get_model("lingauss-diag")
+    graphs = jnp.asarray(_graphs(d))
+    one = make_network(NetConfig(**SMALL), model.theta_shape(d)[-1])
+    hundred = make_network(NetConfig(**SMALL, logit_scale=100.0), model.theta_shape(d)[-1])
+    params = one.init(jax.random.PRNGKey(0), jnp.zeros((1, d, d), jnp.uint8))
+    a, b = one.apply(params, graphs), hundred.apply(params, graphs)
+    np.testing.assert_allclose(b["stop_logit"], 100.0 * a["stop_logit"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b["edge_logits"], 100.0 * a["edge_logits"], rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(b["loc"], a["loc"])
+    np.testing.assert_array_equal(b["scale"], a["scale"])

@@ -41,6 +41,7 @@ def net_config(cfg, family):
         init_scale=cfg.init_scale,
         ffn=cfg.ffn,
         theta_layers=cfg.theta_layers,
+        logit_scale=cfg.logit_scale,
         family=family,
     )
 

@@ -37,6 +37,7 @@ class NetConfig:
     family: str = "diag"  # diag | full
     ffn: bool = True  # feed-forward sub-block after the attention
     theta_layers: int = 2  # hidden layers of the theta head (1 or 2)
+    logit_scale: float = 1.0  # stop and edge logits are multiplied by this (the released code: N)
 
 
 def _mlp(sizes, name, activate_final=False):
@@ -130,8 +131,9 @@ class PolicyNet(hk.Module):
         cfg, p = self.cfg, self.p
         g, x, u, u_self = Backbone(cfg)(adjacency, edge_rows)
         b, d, e = x.shape
-        stop_logit = _mlp([cfg.mlp_hidden, 1], "stop_mlp")(g)[:, 0]
+        stop_logit = cfg.logit_scale * _mlp([cfg.mlp_hidden, 1], "stop_mlp")(g)[:, 0]
         edge_logits = (jnp.einsum("bie,bje->bij", u, x[: u.shape[0]]) + u_self[:, :, None]) / jnp.sqrt(e)
+        edge_logits = cfg.logit_scale * edge_logits
 
         # theta head: MLP [H, H] on [w_i, g] with w_i = W x_i folded into the first layer,
         # whose g part is computed once per graph.

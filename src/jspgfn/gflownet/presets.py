@@ -51,6 +51,7 @@ class TrainConfig:
     init_scale: float = 0.1
     ffn: bool = True
     theta_layers: int = 2
+    logit_scale: float = 1.0  # multiplies the stop and edge logits (the released code uses N, the data size)
     # model
     graph_prior: str = "uniform"
 
@@ -93,6 +94,7 @@ _RANGES = {
             "grad_clip",
             "init_scale",
             "residual_scale",
+            "logit_scale",
         ),
         _POSITIVE,
     ),
