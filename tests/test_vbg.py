@@ -4,9 +4,10 @@ VBG's q(G) q(theta) is mean-field between G and theta, so even at its optimum it
 are not the exact posterior's: on the d=3 data below (N=10) the ideal VBG fixed point (q(G) optimised
 exactly over the 25 DAGs, alternated with the q(theta) update; benchmarks/vbg_fixed_point.py) is 0.11
 from the exact edge marginals, the trained GFlowNet about 0.12-0.14 (0.14 since the first run); a
-reward without the likelihood (negative control) gives the prior's marginals, about 0.68 away. (Without the KL term of the reward
-the fixed point is 0.04 away here, but on the quick preset's d=5 datasets, N=100, it is the KL term
-that brings VBG's fixed point closer: edge RMSE 0.10-0.15 with it, 0.10-0.18 without.)"""
+reward without the likelihood (negative control) gives the prior's marginals, about 0.68 away.
+(Without the KL term of the reward the fixed point is 0.04 away here, but on the quick preset's d=5
+datasets, N=100, it is the KL term that brings VBG's fixed point closer: edge RMSE 0.10-0.15 with
+it, 0.10-0.18 without.)"""
 
 import numpy as np
 import pytest
