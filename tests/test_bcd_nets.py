@@ -169,3 +169,18 @@ def test_recovers_a_chain():
     off_chain = np.ones((3, 3), bool)
     off_chain[0, 1] = off_chain[1, 2] = False
     assert np.all(np.abs(mean[off_chain]) < 0.05), mean
+
+
+def test_doubly_stochastic_repair_is_exact_and_nonnegative():
+    """A matrix with exact column sums and rows off becomes doubly stochastic, >= 0, and close (2 max|1 - r|)."""
+    rng = np.random.default_rng(4)
+    for d in (3, 7, 20):
+        gamma = rng.random((d, d)) ** 8  # many near-zero entries, where the row repair could go negative
+        gamma = gamma / gamma.sum(axis=0, keepdims=True)
+        gamma = gamma * (1 + 0.2 * (rng.random((d, 1)) - 0.5))
+        gamma = gamma / gamma.sum(axis=0, keepdims=True)  # columns exact again, rows off
+        fixed = np.asarray(bcd.doubly_stochastic(jnp.asarray(gamma, jnp.float32)))
+        assert fixed.min() >= 0
+        np.testing.assert_allclose(fixed.sum(axis=0), 1.0, atol=1e-5)
+        np.testing.assert_allclose(fixed.sum(axis=1), 1.0, atol=1e-5)
+        assert np.abs(fixed - gamma).max() <= 2 * np.abs(1 - gamma.sum(axis=1)).max() + 1e-6
