@@ -184,3 +184,16 @@ def test_doubly_stochastic_repair_is_exact_and_nonnegative():
         np.testing.assert_allclose(fixed.sum(axis=0), 1.0, atol=1e-5)
         np.testing.assert_allclose(fixed.sum(axis=1), 1.0, atol=1e-5)
         assert np.abs(fixed - gamma).max() <= 2 * np.abs(1 - gamma.sum(axis=1)).max() + 1e-6
+
+
+def test_horseshoe_prior_and_its_gradient_stay_finite_near_zero():
+    """log(log(1 + s^2 / x^2) / (2 pi s)) as written out, and a finite gradient down to x = 0 (an entry of L
+    pinned near 0 made the gradient NaN at d=20 and killed a quick run)."""
+    values = jnp.asarray([[0.0, 1e-30, 1e-20, 1e-12, 1e-6, 0.3, -2.0, 40.0]], jnp.float32)
+    got = jax.vmap(lambda v: bcd.log_prior_lower(v[None], "horseshoe", 0.7, 0.0, 1.0))(values[0])
+    grad = jax.grad(lambda v: bcd.log_prior_lower(v, "horseshoe", 0.7, 0.0, 1.0).sum())(values)
+    assert np.all(np.isfinite(np.asarray(got))) and np.all(np.isfinite(np.asarray(grad)))
+    x = np.asarray([1e-6, 0.3, -2.0, 40.0])
+    want = np.log(np.log1p(0.49 / x**2) / (2 * np.pi * 0.7))
+    np.testing.assert_allclose(np.asarray(got)[4:], want, rtol=1e-4)
+    assert np.all(np.asarray(grad)[0, 4:] * np.sign(x) < 0)  # the density falls away from 0

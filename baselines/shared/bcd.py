@@ -205,8 +205,11 @@ def mlp_logits(layers, values, d):
 def log_prior_lower(values, prior, horseshoe_scale, prior_mean, prior_var):
     if prior == "normal":
         return jnp.sum(jax.scipy.stats.norm.logpdf(values, prior_mean, jnp.sqrt(prior_var)), axis=-1)
+    # log(1 + s^2 / x^2) as log(x^2 + s^2) - log(x^2) with x^2 >= 1e-20: s^2 / (x^2 + 1e-30) had a gradient
+    # with (x^2 + 1e-30)^2 in its denominator, which underflows to 0 in float32 for |x| < 1e-15 (NaN at d=20).
     s2 = horseshoe_scale**2
-    density = jnp.log(jnp.log1p(s2 / (values**2 + 1e-30)))
+    x2 = jnp.maximum(values**2, 1e-20)
+    density = jnp.log(jnp.log(x2 + s2) - jnp.log(x2))
     return jnp.sum(density - jnp.log(2 * jnp.pi * horseshoe_scale), axis=-1)
 
 
