@@ -62,15 +62,15 @@ def hungarian(soft):
     )
 
 
+def _sinkhorn_step(x):
+    """One row then column normalisation of exp(x), in log space."""
+    x = x - jax.scipy.special.logsumexp(x, axis=-1, keepdims=True)
+    return x - jax.scipy.special.logsumexp(x, axis=-2, keepdims=True)
+
+
 def log_sinkhorn(log_alpha, iterations):
     """`iterations` row then column normalisations of exp(log_alpha), in log space."""
-
-    def body(x, _):
-        x = x - jax.scipy.special.logsumexp(x, axis=-1, keepdims=True)
-        x = x - jax.scipy.special.logsumexp(x, axis=-2, keepdims=True)
-        return x, None
-
-    log_alpha, _ = jax.lax.scan(body, log_alpha, None, length=iterations)
+    log_alpha, _ = jax.lax.scan(lambda x, _: (_sinkhorn_step(x), None), log_alpha, None, length=iterations)
     return log_alpha
 
 
@@ -94,9 +94,7 @@ def balance(logits, tolerance=SINKHORN_TOLERANCE, max_iterations=SINKHORN_MAX_IT
 
     def body(state):
         x, step = state
-        x = x - jax.scipy.special.logsumexp(x, axis=-1, keepdims=True)
-        x = x - jax.scipy.special.logsumexp(x, axis=-2, keepdims=True)
-        return x, step + 1
+        return _sinkhorn_step(x), step + 1
 
     def keep_going(state):
         x, step = state
