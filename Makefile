@@ -16,13 +16,14 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml baselines/pyproject.toml
+$(STAMP): pyproject.toml baselines/pyproject.toml requirements-nodeps.txt
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found: install Python 3.11 or run make PYTHON=/path/to/python3.11" >&2; exit 1; }
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[workflow,test,lint]' -e 'baselines[all]'
-	# What a baseline installs without its dependencies (dibs-lib: see baselines/dibs/requirements-nodeps.txt).
-	for requirements in baselines/*/requirements-nodeps.txt; do \
+	$(BIN)/python -m pip install --quiet -e '.[workflow,realdata,test,lint]' -e 'baselines[all]'
+	# What installs without its dependencies: dibs-lib (baselines/dibs/requirements-nodeps.txt) and cdt,
+	# a data source only (requirements-nodeps.txt).
+	for requirements in requirements-nodeps.txt baselines/*/requirements-nodeps.txt; do \
 	  $(BIN)/python -m pip install --quiet --no-deps -r $$requirements || exit 1; \
 	done
 	touch $(STAMP)

@@ -54,6 +54,7 @@ def loss_config(cfg):
         penalty=cfg.penalty,
         max_parents=cfg.max_parents,
         noise_pool=cfg.noise_pool,
+        theta_elbo=cfg.theta_elbo,
     )
 
 

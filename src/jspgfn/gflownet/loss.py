@@ -11,6 +11,9 @@ log P_B(G | G') = -log(#edges of G'), and loss = mean Huber(delta / residual_sca
 Optional: the length-2 SubTB condition in differential form as a penalty
 penalty/2 * ||grad_theta log q - grad_theta log R||^2 over active parameters,
 normalised by the number of active parameters (guarded: >= 1) and by N^2.
+Optional (`theta_elbo` > 0, beyond the paper): a variational term that fits
+q(theta | G) directly, theta_elbo * mean over the 2B graphs of
+-(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
 """
 
 import dataclasses
@@ -33,6 +36,7 @@ class LossConfig:
     penalty: float = 0.0  # lambda of the optional length-2 score penalty
     max_parents: int | None = None
     noise_pool: int = 0  # 0: i.i.d. theta noise; k: pooled noise (policy.standard_normal)
+    theta_elbo: float = 0.0  # weight of the auxiliary ELBO term on q(theta | G) (0: off, the paper's loss)
 
 
 def uniform_log_pb(num_edges_next):
@@ -117,20 +121,51 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
         policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, s, cfg.noise_pool, groups=2)
     )  # [2B, S, d, P]
     log_q = policy.theta_log_prob(out, theta, node_mask)  # [2B, S]
-    log_r = log_rewards(model, graph_prior, theta, both, x, num_total, interventions)  # [2B, S], no grad
+    if cfg.theta_elbo > 0:
+        # The same values, with the reparameterisation gradient of theta = loc + scale * eps.
+        log_r_grad = log_rewards(
+            model, graph_prior, reparameterised(out, theta, node_mask), both, x, num_total, interventions
+        )
+        log_r = jax.lax.stop_gradient(log_r_grad)
+    else:
+        log_r = log_rewards(model, graph_prior, theta, both, x, num_total, interventions)  # [2B, S], no grad
     log_pt = log_stop[:, None] + log_q  # log P(theta | G)
 
     lhs = log_r[b:][:, None, :] + log_pb[:, None, None] + log_pt[:b][:, :, None]  # [B, S, S']
     rhs = log_r[:b][:, :, None] + log_pf[:, None, None] + log_pt[b:][:, None, :]
     delta = (lhs - rhs) / cfg.residual_scale
     loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
-    metrics = {"loss": loss, "abs_delta": jnp.mean(jnp.abs(delta))}
+    metrics = {"subtb_loss": loss, "abs_delta": jnp.mean(jnp.abs(delta))}
+
+    if cfg.theta_elbo > 0:
+        elbo = elbo_term(out, log_r_grad, node_mask, num_total)
+        loss = loss + cfg.theta_elbo * elbo
+        metrics["neg_elbo"] = elbo
 
     if cfg.penalty > 0:
         pen = score_penalty(out, model, graph_prior, theta, both, node_mask, x, num_total, interventions)
         loss = loss + 0.5 * cfg.penalty * pen
         metrics["penalty"] = pen
+    metrics["loss"] = loss
     return loss, metrics
+
+
+def reparameterised(out, theta, node_mask):
+    """theta [B, S, d, P] drawn from the diagonal q (no gradient), node_mask [B, d, P] -> the same values,
+    differentiable in loc and scale as loc + scale * eps with eps = (theta - loc) / scale held fixed."""
+    if "tril" in out:
+        raise ValueError("theta_elbo supports the diagonal family only")
+    loc, scale = out["loc"][:, None], out["scale"][:, None]
+    eps = jax.lax.stop_gradient((theta - loc) / scale)
+    return jnp.where(node_mask[:, None] > 0, loc + scale * eps, 0.0)
+
+
+def elbo_term(out, log_r, node_mask, num_total):
+    """mean over graphs of -(mean_s log R(G, theta_s) + H(q(. | G))) / max(1, N), the negative ELBO of
+    q(theta | G) per data row (entropy in closed form, constants dropped): log_r [B, S] (differentiable
+    through reparameterised theta), node_mask [B, d, P]."""
+    entropy = jnp.sum(node_mask * jnp.log(out["scale"]), axis=(-2, -1))  # [B]
+    return -jnp.mean(jnp.mean(log_r, axis=1) + entropy) / jnp.maximum(float(num_total), 1.0)
 
 
 def score_penalty(out, model, graph_prior, theta, graphs, node_mask, x, num_total, interventions=None):

@@ -35,6 +35,7 @@ class TrainConfig:
     residual_scale: float = 1.0
     huber_delta: float = 1.0
     penalty: float = 0.0
+    theta_elbo: float = 0.0  # auxiliary ELBO term on q(theta | G), beyond the paper (loss.elbo_term)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     max_parents: int | None = None
     # optimiser
@@ -98,7 +99,9 @@ _RANGES = {
         ),
         _POSITIVE,
     ),
-    **dict.fromkeys(("prefill", "warmup", "noise_pool", "penalty", "checkpoint_every_seconds"), _NON_NEGATIVE),
+    **dict.fromkeys(
+        ("prefill", "warmup", "noise_pool", "penalty", "theta_elbo", "checkpoint_every_seconds"), _NON_NEGATIVE
+    ),
     **dict.fromkeys(
         ("exploration_start", "exploration_end", "exploration_fraction", "end_learning_rate_factor"), _UNIT
     ),

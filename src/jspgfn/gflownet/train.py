@@ -7,7 +7,7 @@ folder holds
   checkpoint.npz    TrainState (params, optimiser state, environments, replay buffer,
                     RNG key, iteration) + info (iteration, wall seconds); written
                     atomically every `checkpoint_every_seconds` and at the end
-  metrics.jsonl     one line per dispatch (iteration, loss, |delta|, iterations/s)
+  metrics.jsonl     one line per dispatch (iteration, loss, |delta|, penalty / neg_elbo terms, iterations/s)
 Running the same command again resumes from checkpoint.npz (a finished run is left
 as it is); lines of metrics.jsonl past the checkpoint (logged before a kill) are dropped
 then, so no iteration is logged twice. A folder without checkpoint.npz never trained:
@@ -344,6 +344,7 @@ def train(
                             "iteration": done,
                             "loss": loss,
                             "abs_delta": float(metrics["abs_delta"]),
+                            **{k: float(v) for k, v in metrics.items() if k not in ("loss", "abs_delta")},
                             "iterations_per_second": rate,
                         }
                     )

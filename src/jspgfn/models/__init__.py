@@ -2,7 +2,9 @@
 
 Every likelihood model exposes the same pure functions (see `base.LikelihoodModel`). This module is
 the one registry of names:
-  likelihoods  LIKELIHOODS: `lingauss` (linear Gaussian CPDs), `mlp-gauss` (an MLP per node)
+  likelihoods  LIKELIHOODS: `lingauss` (linear Gaussian CPDs), `mlp-gauss` (an MLP per node),
+               `mlp-zinormal` (zero-inflated Normal, MLP mean: gene expression),
+               `mlp-categorical` (softmax MLP on one-hot parents: discretised flow cytometry)
   families     FAMILIES: JSP-GFN's posterior family for P(theta | G): `diag` or `full` covariance
 The combined names of earlier versions (`lingauss-diag`, `lingauss-full`, and `linear`, `mlp`) are
 still accepted wherever a model name is (`parse_model_name`), so existing command lines keep working.
@@ -10,11 +12,18 @@ still accepted wherever a model name is (`parse_model_name`), so existing comman
 
 from jspgfn.errors import JspgfnError
 from jspgfn.models.base import LikelihoodModel, log_reward
+from jspgfn.models.categorical import MLPCategorical
 from jspgfn.models.graph_prior import GraphPrior, get_graph_prior
 from jspgfn.models.lingauss import LinearGaussian
 from jspgfn.models.mlp import MLPGaussian
+from jspgfn.models.zinormal import ZINormalMLP
 
-LIKELIHOODS = {"lingauss": LinearGaussian, "mlp-gauss": MLPGaussian}
+LIKELIHOODS = {
+    "lingauss": LinearGaussian,
+    "mlp-gauss": MLPGaussian,
+    "mlp-zinormal": ZINormalMLP,
+    "mlp-categorical": MLPCategorical,
+}
 FAMILIES = ("diag", "full")
 # Earlier names: name -> (likelihood, family or None when the name does not say).
 COMBINED_NAMES = {
@@ -50,6 +59,8 @@ __all__ = [
     "LikelihoodModel",
     "LinearGaussian",
     "MLPGaussian",
+    "ZINormalMLP",
+    "MLPCategorical",
     "GraphPrior",
     "get_graph_prior",
     "get_model",
