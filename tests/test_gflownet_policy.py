@@ -106,16 +106,18 @@ def test_diag_density_matches_normal():
 
 
 @pytest.mark.parametrize("model_name", ["lingauss-diag", "lingauss-full", "mlp-gauss"])
-@pytest.mark.parametrize("penalty", [0.0, 1.0])
-def test_loss_and_grads_finite_with_empty_graph(model_name, penalty):
+@pytest.mark.parametrize("penalty, theta_elbo", [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)])
+def test_loss_and_grads_finite_with_empty_graph(model_name, penalty, theta_elbo):
     """The released code's 0/0 on the empty graph made Adam's state NaN forever."""
+    if theta_elbo and model_name == "lingauss-full":
+        pytest.skip("theta_elbo supports the diagonal family only")
     d = 4
     model, net, params = _net(model_name, d)
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.standard_normal((20, d)), jnp.float32)
     graphs = jnp.zeros((3, d, d), jnp.uint8)  # only empty graphs: G' has one edge
     actions = jnp.array([1, 2, 1 * d + 3], jnp.int32)
-    cfg = LossConfig(num_theta_samples=3, penalty=penalty)
+    cfg = LossConfig(num_theta_samples=3, penalty=penalty, theta_elbo=theta_elbo)
     prior = get_graph_prior("uniform", d)
     (loss, metrics), grads = jax.value_and_grad(subtb_loss, has_aux=True)(
         params, net.apply, model, prior, graphs, actions, jax.random.PRNGKey(0), x, 20, cfg
@@ -124,6 +126,9 @@ def test_loss_and_grads_finite_with_empty_graph(model_name, penalty):
     assert all(np.all(np.isfinite(np.asarray(g))) for g in jax.tree_util.tree_leaves(grads))
     if penalty:
         assert np.isfinite(float(metrics["penalty"]))
+    if theta_elbo:
+        assert np.isfinite(float(metrics["neg_elbo"]))
+        assert float(loss) == pytest.approx(float(metrics["subtb_loss"]) + float(metrics["neg_elbo"]), rel=1e-5)
 
 
 def _reward_inputs(model, seed, rows, d=4):

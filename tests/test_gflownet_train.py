@@ -268,3 +268,10 @@ def test_set_values_parse_exponents_as_numbers():
     assert parse_value("-2E5") == -2e5
     assert parse_value("3") == 3 and isinstance(parse_value("3"), int)
     assert parse_value("abc") == "abc" and parse_value("[1, 2]") == [1, 2] and parse_value("null") is None
+
+
+def test_theta_elbo_with_the_full_family_is_refused(data_dir, tmp_path):
+    """The auxiliary ELBO term reparameterises a diagonal Gaussian only: a clear error, no run folder."""
+    with pytest.raises(JspgfnError, match="theta_elbo is for the diagonal family only"):
+        train(data_dir, "lingauss", "smoke", 0, tmp_path / "run", overrides={"theta_elbo": 1.0}, family="full")
+    assert not (tmp_path / "run").exists()

@@ -1,6 +1,6 @@
 """Collect metrics.json files into tidy tables: metrics.csv (one row per run, scalar metrics only),
-features.csv (one row per run and feature pair) and log_pt.csv (one row per run and sample with a
-log P_T estimate)."""
+features.csv (one row per run and feature pair), log_pt.csv (one row per run and sample with a
+log P_T estimate) and edges.csv (one row per run and ordered pair with an edge marginal)."""
 
 import json
 from pathlib import Path
@@ -154,6 +154,65 @@ def aggregate_log_pt(paths, out_csv, columns=None):
     for path in paths:
         rows.extend(_log_pt_rows(Path(path), _read_metrics_object(path), columns or {}))
     table = pd.DataFrame(rows, columns=[*(columns or {}), *LOG_PT_COLUMNS])
+    with atomic.atomic_path(out_csv) as tmp:
+        table.to_csv(tmp, index=False)
+    return table
+
+
+EDGE_COLUMNS = (
+    "label",
+    "display_name",
+    "method",
+    "dataset_seed",
+    "source",
+    "target",
+    "source_name",
+    "target_name",
+    "marginal",
+    "reference",
+)
+
+
+def _edge_rows(path, metrics, columns):
+    """Long-format rows of one run's `edge_marginals`: one per ordered pair i != j."""
+    edges = metrics.get("edge_marginals")
+    if edges is None:
+        return []
+    names, marginal, reference = edges.get("names"), edges.get("marginal"), edges.get("reference")
+    d = len(names) if isinstance(names, list) else -1
+    shape_ok = isinstance(marginal, list) and len(marginal) == d and all(len(row) == d for row in marginal)
+    if reference is not None:
+        shape_ok = shape_ok and len(reference) == d and all(len(row) == d for row in reference)
+    if d < 1 or not shape_ok:
+        raise DataError(path, "edge_marginals must hold d names and d x d lists marginal (and reference)")
+    run = _run_columns(metrics, columns)
+    return [
+        {
+            **run,
+            "source": i,
+            "target": j,
+            "source_name": names[i],
+            "target_name": names[j],
+            "marginal": marginal[i][j],
+            "reference": None if reference is None else reference[i][j],
+        }
+        for i in range(d)
+        for j in range(d)
+        if i != j
+    ]
+
+
+def aggregate_edges(paths, out_csv, columns=None):
+    """One CSV row per (run, ordered pair i != j) with an edge marginal, written atomically.
+
+    Columns: the `columns` constants, then EDGE_COLUMNS (... source, target: indices; source_name,
+    target_name; marginal: weighted share of samples with i -> j; reference: graph.csv's entry, empty
+    without one). Runs evaluated without --edge-marginals contribute no rows (a header-only file when none).
+    """
+    rows = []
+    for path in paths:
+        rows.extend(_edge_rows(Path(path), _read_metrics_object(path), columns or {}))
+    table = pd.DataFrame(rows, columns=[*(columns or {}), *EDGE_COLUMNS])
     with atomic.atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
     return table

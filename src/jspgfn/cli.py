@@ -111,6 +111,11 @@ def _add_evaluate(sub):
         default=None,
         help="how tables and figures name the method (default: the samples' display_name)",
     )
+    p.add_argument(
+        "--edge-marginals",
+        action="store_true",
+        help="also record the d x d edge marginals with the variable names (the edge_marginals figure)",
+    )
     p.add_argument("--out", required=True, help="metrics.json to write")
     p.set_defaults(run=_run_evaluate)
 
@@ -127,6 +132,10 @@ def _run_evaluate(args):
     dataset = load_dataset(args.data)
     exact = load_exact(args.exact) if args.exact else None
     metrics = evaluate(samples, dataset, exact, samples_source=args.samples, exact_source=args.exact)
+    if args.edge_marginals:
+        from jspgfn.evaluate import edge_marginals
+
+        metrics["edge_marginals"] = edge_marginals(samples, dataset)
     metrics["label"] = args.label or metrics["method"]
     metrics["display_name"] = args.display_name or samples.metadata.get("display_name") or metrics["label"]
     write_json(args.out, metrics)
@@ -143,7 +152,7 @@ def _add_aggregate(sub):
         metavar="NAME=VALUE",
         help="constant column to add to every row (repeatable), e.g. preset=quick",
     )
-    p.add_argument("--out", required=True, help="CSV to write (one row per run)")
+    p.add_argument("--out", default=None, help="CSV to write (one row per run)")
     p.add_argument(
         "--features-out",
         default=None,
@@ -154,11 +163,16 @@ def _add_aggregate(sub):
         default=None,
         help="also write the per-sample log P_T and log R points (Figure 3c) to this CSV",
     )
+    p.add_argument(
+        "--edges-out",
+        default=None,
+        help="also write the edge marginals of runs evaluated with --edge-marginals (one row per pair) to this CSV",
+    )
     p.set_defaults(run=_run_aggregate)
 
 
 def _run_aggregate(args):
-    from jspgfn.aggregate import aggregate_features, aggregate_log_pt, aggregate_metrics
+    from jspgfn.aggregate import aggregate_edges, aggregate_features, aggregate_log_pt, aggregate_metrics
 
     columns = {}
     for item in args.column:
@@ -166,14 +180,20 @@ def _run_aggregate(args):
         if not sep or not name:
             raise JspgfnError(f"--column expects NAME=VALUE, got {item!r}")
         columns[name] = value
-    table = aggregate_metrics(args.metrics, args.out, columns)
-    print(f"wrote {args.out}: {len(table)} rows")
+    if not (args.out or args.features_out or args.log_pt_out or args.edges_out):
+        raise JspgfnError("aggregate needs at least one of --out, --features-out, --log-pt-out, --edges-out")
+    if args.out:
+        table = aggregate_metrics(args.metrics, args.out, columns)
+        print(f"wrote {args.out}: {len(table)} rows")
     if args.features_out:
         features = aggregate_features(args.metrics, args.features_out, columns)
         print(f"wrote {args.features_out}: {len(features)} rows")
     if args.log_pt_out:
         points = aggregate_log_pt(args.metrics, args.log_pt_out, columns)
         print(f"wrote {args.log_pt_out}: {len(points)} rows")
+    if args.edges_out:
+        edges = aggregate_edges(args.metrics, args.edges_out, columns)
+        print(f"wrote {args.edges_out}: {len(edges)} rows")
 
 
 def _add_baseline(sub):
@@ -291,9 +311,19 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="jspgfn", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     from jspgfn.gflownet.cli import add_subcommands as add_train_sample
+    from jspgfn.realdata.cli import add_subcommands as add_realdata
     from jspgfn.report.cli import add_subcommands as add_report
 
-    for add in (_add_generate, _add_exact, _add_evaluate, _add_aggregate, _add_baseline, _add_capabilities, add_report):
+    for add in (
+        _add_generate,
+        add_realdata,
+        _add_exact,
+        _add_evaluate,
+        _add_aggregate,
+        _add_baseline,
+        _add_capabilities,
+        add_report,
+    ):
         add(sub)
     add_train_sample(sub)  # JSP-GFN: `jspgfn train` and `jspgfn sample`
     return parser

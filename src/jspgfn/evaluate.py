@@ -324,6 +324,17 @@ def evaluate(samples, dataset, exact=None, samples_source="samples", exact_sourc
     return {key: _finite_or_none(value, key, notes, samples_source) for key, value in metrics.items()}
 
 
+def edge_marginals(samples, dataset):
+    """JSON-ready edge marginals of the samples: {names: d variable names, marginal: d x d lists (entry
+    [i][j] = weighted share of samples with the edge i -> j, every sample counted), reference: the dataset's
+    graph.csv as d x d 0/1 lists, or None without one}. For the edge-marginal heatmap (aggregate_edges)."""
+    if samples.num_variables != dataset.num_variables:
+        raise JspgfnError(f"the samples have d={samples.num_variables}, the dataset d={dataset.num_variables}")
+    marginal = edge_features(samples.graphs, samples.weights())
+    reference = None if dataset.graph is None else np.asarray(dataset.graph).astype(int).tolist()
+    return {"names": list(dataset.names), "marginal": np.asarray(marginal, float).tolist(), "reference": reference}
+
+
 def _finite_or_none(value, key, notes, source):
     """JSON has no NaN/inf: an infinite float becomes None with a note; NaN (no meaning) is an error."""
     if _has_nan(value):

@@ -13,12 +13,13 @@ import numpy as np
 
 DISPLAY_NAME = "JSP-GFN"
 # DAGs by construction (acyclic actions only), the max_parents option of the environment, a trained
-# sampler, mini-batch rewards (minibatch_rows); no categorical likelihood model yet.
+# sampler, mini-batch rewards (minibatch_rows); discrete data through the `mlp-categorical` likelihood
+# (softmax MLP on one-hot parents, used on the discretised Sachs data).
 CAPABILITIES = {
     "joint": True,
     "nonlinear": True,
     "dag_support": True,
-    "discrete": False,
+    "discrete": True,
     "max_parents": True,
     "sampler": True,
     "minibatch": True,

@@ -128,6 +128,8 @@ def make_config(x, model_name, preset, seed, overrides, data_source="", interven
 
     cfg = get_preset(preset, **(overrides or {}))
     likelihood, family = resolve_model(model_name, family)
+    if cfg.theta_elbo > 0 and family != "diag":
+        raise JspgfnError(f"theta_elbo is for the diagonal family only (asked: family '{family}')")
     model = get_model(likelihood)
     return {
         "model": likelihood,

@@ -55,6 +55,21 @@ def add_subcommands(sub):
     s.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
     s.set_defaults(run=_table_slopes)
 
+    e = kinds.add_parser("edge-marginals", help="heatmap of the edge marginals of one dataset, per method")
+    e.add_argument("--table", required=True, help="edges.csv written by `jspgfn aggregate --edges-out`")
+    e.add_argument("--methods", nargs="+", required=True, help="method ids (one panel each)")
+    e.add_argument("--dataset-seed", type=int, default=None, help="dataset drawn (default: the smallest in --table)")
+    e.add_argument("--title", default=None, help="figure title")
+    e.add_argument("--out", required=True, help="output stem: writes STEM.pdf and STEM.png")
+    e.set_defaults(run=_edge_marginals)
+
+    r = kinds.add_parser("table-graph", help="E-SHD and AUROC per method against the dataset's graph.csv")
+    r.add_argument("--metrics", required=True, help="metrics.csv (expected_shd, auroc)")
+    r.add_argument("--title", default="E-SHD and AUROC against the graph of the data")
+    r.add_argument("--note", default=None, help="a line under the table (default: what the columns are)")
+    r.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
+    r.set_defaults(run=_table_graph)
+
 
 TITLES = {
     "edge_rmse": "Edge features: RMSE",
@@ -190,3 +205,36 @@ def _table_slopes(args):
         raise JspgfnError(f"{args.metrics}: {exc}") from None
     write_table(numbers, shown, args.out, args.title, TABLE_SLOPES_NOTE)
     print(f"wrote {args.out}.csv/.tex/.pdf: {numbers['label'].nunique()} methods")
+
+
+TABLE_GRAPH_NOTE = (
+    "E-SHD: expected structural Hamming distance to graph.csv (lower is better); AUROC of the edge marginals "
+    "against it (higher is better). Mean ± 95% CI across datasets (Student t); the value alone for one dataset."
+)
+
+
+def _edge_marginals(args):
+    _require_plotting()
+    from jspgfn.report.figures import figure_edge_marginals
+
+    edges = _read(args.table)
+    _require(edges, ["label", "dataset_seed", "source", "target", "source_name", "target_name", "marginal"], args.table)
+    figure_edge_marginals(
+        edges, args.methods, args.out, dataset_seed=args.dataset_seed, title=args.title, source=args.table
+    )
+    print(f"wrote {args.out}.pdf/.png")
+
+
+def _table_graph(args):
+    _require_plotting()
+    from jspgfn.report.tables import table_graph, write_table
+
+    metrics = _read(args.metrics)
+    _require(metrics, ["label"], args.metrics)
+    try:
+        numbers, shown = table_graph(metrics)
+    except ValueError as exc:
+        raise JspgfnError(f"{args.metrics}: {exc}") from None
+    note = TABLE_GRAPH_NOTE if args.note is None else f"{args.note} {TABLE_GRAPH_NOTE}"
+    write_table(numbers, shown, args.out, args.title, note)
+    print(f"wrote {args.out}.csv/.tex/.pdf: {len(numbers)} methods")

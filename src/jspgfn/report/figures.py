@@ -294,3 +294,60 @@ def figure_log_pt(
         fig.suptitle(title, fontsize=11)
     save(fig, stem)
     return fig
+
+
+def figure_edge_marginals(edges, labels, stem, dataset_seed=None, title=None, source="edges table"):
+    """Heatmap of the edge marginals P(i -> j | D) of one dataset, one panel per method.
+
+    Args:
+      edges: tidy edges table (aggregate_edges: label, dataset_seed, source, target, source_name, target_name,
+        marginal, reference; one row per run and ordered pair i != j).
+      labels: method ids, one panel each (in the paper's order of their display names).
+      stem: writes stem.pdf and stem.png.
+      dataset_seed: the dataset drawn; None: the smallest dataset_seed of `edges`.
+      title: figure title (suptitle), or None.
+      source: the table's name in errors.
+    Rows are the parent (source) variables, columns the child (target) variables, both labelled with the
+    variable names; the diagonal is blank. Edges of the dataset's graph.csv (`reference` = 1) are outlined.
+    Raises DataError when the table has no rows or a method has none on that dataset.
+    Returns the (closed) matplotlib Figure.
+    """
+    if edges.empty:
+        raise DataError(source, "has no edge marginals (were the runs evaluated with --edge-marginals?)")
+    seed = edges["dataset_seed"].min() if dataset_seed is None else dataset_seed
+    names = display_names(edges)
+    panels = []
+    for label in sort_labels(labels, names):
+        part = edges[(edges.label == label) & (edges.dataset_seed == seed)]
+        if part.empty:
+            raise DataError(source, f"no edge marginals of method '{label}' on dataset_seed {seed}")
+        d = int(max(part["source"].max(), part["target"].max())) + 1
+        matrix = np.full((d, d), np.nan)
+        matrix[part["source"].to_numpy(int), part["target"].to_numpy(int)] = part["marginal"].to_numpy(float)
+        variables = [""] * d
+        for index, name in zip(part["source"], part["source_name"]):
+            variables[int(index)] = str(name)
+        for index, name in zip(part["target"], part["target_name"]):
+            variables[int(index)] = str(name)
+        reference = pd.to_numeric(part["reference"], errors="coerce") if "reference" in part else None
+        panels.append((label, matrix, variables, part[reference == 1] if reference is not None else part.iloc[:0]))
+    size = max(3.2, 0.32 * max(len(p[2]) for p in panels) + 1.2)
+    fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels) + 1.0, size), squeeze=False)
+    for ax, (label, matrix, variables, reference) in zip(axes[0], panels):
+        image = ax.imshow(matrix, cmap="Blues", vmin=0.0, vmax=1.0)
+        ticks = np.arange(len(variables))
+        fontsize = 8 if len(variables) <= 20 else 5
+        ax.set_xticks(ticks, variables, rotation=90, fontsize=fontsize)
+        ax.set_yticks(ticks, variables, fontsize=fontsize)
+        for i, j in zip(reference["source"].to_numpy(int), reference["target"].to_numpy(int)):
+            ax.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="C3", lw=1.2))
+        ax.set_xlabel("child (target of the edge)")
+        ax.set_ylabel("parent (source of the edge)")
+        ax.set_title(f"{names[label]} (dataset {seed})", fontsize=10)
+    fig.colorbar(image, ax=list(axes[0]), label="edge marginal P(i → j | D)", shrink=0.8)
+    if any(len(p[3]) for p in panels):
+        fig.text(0.01, 0.01, "red outline: edge of graph.csv", fontsize=7, color="C3")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    save(fig, stem)
+    return fig

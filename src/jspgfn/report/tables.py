@@ -186,3 +186,42 @@ def table_slopes(metrics):
         if numeric and (numbers[column].dropna() % 1 == 0).all():
             numbers[column] = numbers[column].astype("Int64")
     return numbers, pd.DataFrame(shown)
+
+
+GRAPH_COLUMNS = {"expected_shd": "E-SHD", "auroc": "AUROC"}
+
+
+def table_graph(metrics):
+    """E-SHD and AUROC of each method against the dataset's graph.csv (e.g. the Sachs consensus network).
+
+    Args:
+      metrics: tidy metrics table (label, expected_shd, auroc; one row per run).
+    Returns:
+      (numbers, shown) for write_table. numbers: one row per method (method, label, the means, their 95% CI
+      half-widths <metric>_ci, n datasets); shown: "mean ± 95% CI" strings (the mean alone for one dataset).
+      Raises ValueError when no run has an E-SHD or AUROC (the data has no graph.csv).
+    """
+    columns = list(GRAPH_COLUMNS)
+    values = metrics.reindex(columns=columns).apply(pd.to_numeric, errors="coerce")
+    runs = metrics[values.notna().any(axis=1)].copy()
+    if runs.empty:
+        raise ValueError("no run has an expected_shd or auroc (the dataset has no graph.csv)")
+    runs[columns] = values.loc[runs.index]
+    names = display_names(runs)
+    summary = summarise(runs, columns)
+    numbers, shown = [], []
+    for label in sort_labels(runs["label"].unique(), names):
+        part = summary[summary.label == label].set_index("metric")
+        row = {"method": names[label], "label": label}
+        for column in columns:
+            row[column], row[f"{column}_ci"] = part.loc[column, "mean"], part.loc[column, "ci"]
+        row["n"] = int(part["n"].max())
+        numbers.append(row)
+        shown.append(
+            {
+                "Method": names[label],
+                **{title: format_mean_ci(row[c], row[f"{c}_ci"]) for c, title in GRAPH_COLUMNS.items()},
+                "Datasets": str(row["n"]),
+            }
+        )
+    return pd.DataFrame(numbers), pd.DataFrame(shown)
