@@ -47,7 +47,11 @@ SPEC_SCHEMA = {
         "display_name": {"type": "string", "minLength": 1},
         "citation": {"type": "string", "minLength": 1},
         "description": {"type": "string", "minLength": 1},
-        "likelihoods": {"type": "array", "minItems": 1, "items": {"enum": ["lingauss", "mlp-gauss"]}},
+        "likelihoods": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"enum": ["lingauss", "mlp-gauss", "mlp-categorical", "mlp-zinormal"]},
+        },
         "requires": {"type": "object", "additionalProperties": {"type": "string"}},
         "install": {"type": "string"},
         "environment": {"type": "string", "pattern": r"\.ya?ml$"},
