@@ -130,6 +130,13 @@ def load_config(config):
                 config_error(
                     ["experiments", eid, "methods", i], f"unknown method '{mid}' (defined in methods: {known})"
                 )
+        source = exp["data"].get("source")
+        if source == "gene_expression" and exp["data"].get("path") is None:
+            config_error(["experiments", eid, "data", "path"], "data source gene_expression needs the path of a table")
+        if exp["exact"]["enabled"] and source is not None:
+            config_error(
+                ["experiments", eid, "exact", "enabled"], f"the exact posterior needs synthetic data, not {source}"
+            )
         if exp["exact"]["enabled"] and (exp["data"]["model"] != "linear" or exp["data"]["d"] > 5):
             config_error(
                 ["experiments", eid, "exact", "enabled"], "the exact posterior needs data.model linear and data.d <= 5"
@@ -334,10 +341,25 @@ FIGURE_KINDS = {
     "shd_auroc": ("figure", ["metrics", "--points", "--columns", "expected_shd", "auroc"]),
     "log_pt": ("figure", ["log-pt"]),
     "log_pt_slopes": ("table", ["table-slopes"]),
+    "graph_table": ("table", ["table-graph"]),
+    "edge_marginals": ("figure", ["edge-marginals"]),
 }
 FIGURE_TITLES = {
     "nll": "Held-out negative log-likelihood",
     "shd_auroc": "Against the true graph",
+    "log_pt": "log P_T against log R",
+    "edge_marginals": "Edge marginals of JSP-GFN's posterior",
+}
+# What graph.csv is, by data source, for the graph_table kind's title and note.
+GRAPH_NOTES = {
+    "sachs": (
+        "E-SHD and AUROC against the Sachs consensus network",
+        "The 17-arc consensus network of Sachs et al. (2005) is a REFERENCE, not a ground truth.",
+    ),
+    "gene_expression_simulated": (
+        "E-SHD and AUROC against the simulated network",
+        "SIMULATED data (sergio-rs stand-in): graph.csv is the network that generated it.",
+    ),
 }
 
 
@@ -352,7 +374,9 @@ def experiment_figure_ids(output):
 
 
 def experiment_figure_inputs(wildcards):
-    eid = experiment_figures()[wildcards.figure][0]
+    eid, kind = experiment_figures()[wildcards.figure]
+    if kind == "edge_marginals":
+        return {"edges": f"{RESULTS}/{eid}/edges.csv"}
     return {"metrics": f"{RESULTS}/{eid}/metrics.csv", "log_pt": f"{RESULTS}/{eid}/log_pt.csv"}
 
 
@@ -362,16 +386,99 @@ def experiment_figure_arguments(figure, inputs):
     arguments = list(FIGURE_KINDS[kind][1])
     if kind in FIGURE_TITLES:
         arguments += ["--title", f"{FIGURE_TITLES[kind]}: {experiment_title(eid)}"]
+    ours = [m for m in experiment_methods(eid) if config["methods"][m]["kind"] == "jspgfn"]
     if kind == "log_pt":
-        ours = [m for m in experiment_methods(eid) if config["methods"][m]["kind"] == "jspgfn"]
         arguments += ["--table", inputs.log_pt, "--methods", *ours]
+    if kind == "edge_marginals":
+        return arguments + ["--table", inputs.edges, "--methods", *ours]
+    if kind == "graph_table":
+        source = config["experiments"][eid]["data"].get("source")
+        title, note = GRAPH_NOTES.get(source, ("E-SHD and AUROC against the true graph", None))
+        arguments += ["--title", f"{title}: {experiment_title(eid)}"] + (["--note", note] if note else [])
     return arguments + ["--metrics", inputs.metrics]
 
 
 def experiment_title(eid):
-    """A short description of an experiment's data for titles: 'ER2, d=20, linear, N=100 (quick preset)'."""
+    """A short description of an experiment's data for titles: 'ER2, d=20, linear, N=100 (quick preset)',
+    'Sachs flow cytometry, d=11, N=100 (quick preset)'."""
     data = config["experiments"][eid]["data"]
-    return f"{data['graph'].upper()}, d={data['d']}, {data['model']}, N={data['n']} ({config['preset']} preset)"
+    preset = f"({config['preset']} preset)"
+    source = data.get("source")
+    if source == "sachs":
+        return f"Sachs flow cytometry, d=11, N={data.get('num_train') or 4200:,} {preset}"
+    if source == "gene_expression_simulated":
+        genes, cells = data.get("num_genes") or 61, data.get("num_train") or 2628
+        return f"SIMULATED gene expression (sergio-rs), d={genes}, N={cells:,} {preset}"
+    if source == "gene_expression":
+        return f"gene expression ({os.path.basename(data['path'])}) {preset}"
+    return f"{data['graph'].upper()}, d={data['d']}, {data['model']}, N={data['n']} {preset}"
+
+
+def figure_category(wildcards):
+    """The HTML report's section of an experiment figure: "Real data" (Figure 4) or "Larger graphs" (Figure 3)."""
+    eid = experiment_figures()[wildcards.figure][0]
+    return "Real data" if is_real_data(eid) else "Larger graphs"
+
+
+def edge_experiments():
+    """Ids of the experiments with an edge_marginals figure."""
+    return [eid for eid, exp in config["experiments"].items() if "edge_marginals" in exp["figures"].values()]
+
+
+def edge_marginal_files(eid):
+    """The edge-marginal JSON of every JSP-GFN run of experiment `eid` (aggregated into edges.csv)."""
+    ours = [m for m in experiment_methods(eid) if config["methods"][m]["kind"] == "jspgfn"]
+    return expand(f"{RESULTS}/{eid}/edges/{{method}}/{{dataset}}.json", method=ours, dataset=dataset_ids(eid))
+
+
+# `jspgfn realdata` options of each data source (the config key, the option, None: left out when null).
+REALDATA_OPTIONS = {
+    "sachs": (["realdata", "sachs"], [("num_train", "--num-train"), ("bnlearn_file", "--bnlearn-file")]),
+    "gene_expression_simulated": (
+        ["realdata", "gene-expression"],
+        [
+            ("num_genes", "--num-genes"),
+            ("num_train", "--num-train"),
+            ("num_test", "--num-test"),
+            ("num_train_knockouts", "--num-train-knockouts"),
+            ("num_test_knockouts", "--num-test-knockouts"),
+        ],
+    ),
+    "gene_expression": (
+        ["realdata", "gene-expression"],
+        [("path", "--input"), ("target_column", "--target-column"), ("held_out", "--held-out")],
+    ),
+}
+
+
+def realdata_arguments(wildcards):
+    """The `jspgfn realdata ...` arguments (before --seed and --out) that write a real-data experiment's
+    dataset, one list item each (quoted by the rule)."""
+    data = experiment(wildcards)["data"]
+    command, options = REALDATA_OPTIONS[data["source"]]
+    arguments = list(command)
+    for key, option in options:
+        value = data.get(key)
+        if isinstance(value, list):
+            value = ",".join(value)
+        if value is not None:
+            arguments += [option, str(value)]
+    return arguments
+
+
+def realdata_inputs(wildcards):
+    """Files a dataset is read from: the user's table (gene_expression) or bnlearn's file (sachs), if any."""
+    data = experiment(wildcards)["data"]
+    return [data[key] for key in ("path", "bnlearn_file") if data.get(key) is not None]
+
+
+def data_experiments(real):
+    """Ids of the experiments with real data (a data `source`) or, real=False, with synthetic data."""
+    return [eid for eid in config["experiments"] if is_real_data(eid) == real]
+
+
+def is_real_data(eid):
+    return config["experiments"][eid]["data"].get("source") is not None
 
 
 def log_pt_args(wildcards):

@@ -1,4 +1,6 @@
-# Synthetic datasets: one folder per (experiment, seed), see src/jspgfn/dataset.py.
+# Datasets: one folder per (experiment, seed), see src/jspgfn/dataset.py. Synthetic data by `jspgfn generate`;
+# an experiment whose data has a `source` (sachs, gene_expression_simulated, gene_expression) by
+# `jspgfn realdata ...` (realdata_arguments in common.smk), the seed then drawing the rows or the simulation.
 
 
 rule generate:
@@ -6,6 +8,8 @@ rule generate:
         directory(f"{RESULTS}/{{experiment}}/data/{{dataset}}"),
     log:
         f"{RESULTS}/{{experiment}}/logs/generate/{{dataset}}.log",
+    wildcard_constraints:
+        experiment=id_regex(data_experiments(real=False)),
     conda:
         "../envs/jspgfn.yaml"
     threads: 1
@@ -20,6 +24,27 @@ rule generate:
         " --obs-var {params.data[obs_var]:q}"
         " --interventional-fraction {params.data[interventional_fraction]:q}"
         " --seed {wildcards.dataset:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule realdata:
+    input:
+        realdata_inputs,
+    output:
+        directory(f"{RESULTS}/{{experiment}}/data/{{dataset}}"),
+    log:
+        f"{RESULTS}/{{experiment}}/logs/realdata/{{dataset}}.log",
+    wildcard_constraints:
+        experiment=id_regex(data_experiments(real=True)),
+    conda:
+        "../envs/jspgfn.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    params:
+        arguments=realdata_arguments,
+    shell:
+        "jspgfn {params.arguments:q} --seed {wildcards.dataset:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule resolved_config:

@@ -57,3 +57,54 @@ rule aggregate:
         "jspgfn aggregate {input:q} --column preset={params.preset:q}"
         " --column experiment={wildcards.experiment:q} --out {output.metrics:q}"
         " --features-out {output.features:q} --log-pt-out {output.log_pt:q} > {log:q} 2>&1"
+
+
+# The edge marginals of JSP-GFN's samples, for an experiment with an edge_marginals figure: one JSON per run
+# (`jspgfn evaluate --edge-marginals`, the variable names and graph.csv with them), then edges.csv
+# (a row per run and ordered pair). Kept apart from metrics.json so that the other experiments' runs are
+# not evaluated again.
+
+
+rule edge_marginals:
+    input:
+        samples=f"{RESULTS}/{{experiment}}/samples/{{method}}/{{dataset}}.npz",
+        data=f"{RESULTS}/{{experiment}}/data/{{dataset}}",
+    output:
+        f"{RESULTS}/{{experiment}}/edges/{{method}}/{{dataset}}.json",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/edges/{{method}}/{{dataset}}.log",
+    wildcard_constraints:
+        experiment=id_regex(edge_experiments()),
+    conda:
+        "../envs/jspgfn.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        display_name=lambda w: method(w)["display_name"],
+    shell:
+        "jspgfn evaluate {input.samples:q} {input.data:q} --edge-marginals --label {wildcards.method:q}"
+        " --display-name {params.display_name:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule aggregate_edges:
+    input:
+        lambda w: edge_marginal_files(w.experiment),
+    output:
+        f"{RESULTS}/{{experiment}}/edges.csv",
+    log:
+        f"{RESULTS}/{{experiment}}/logs/aggregate_edges.log",
+    wildcard_constraints:
+        experiment=id_regex(edge_experiments()),
+    conda:
+        "../envs/jspgfn.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        preset=config["preset"],
+    shell:
+        "jspgfn aggregate {input:q} --column preset={params.preset:q}"
+        " --column experiment={wildcards.experiment:q} --edges-out {output:q} > {log:q} 2>&1"

@@ -78,7 +78,7 @@ rule experiment_figure:
         pdf=report(
             f"{FIGURES}/{{figure}}.pdf",
             caption="../report/experiment_figure.rst",
-            category="Larger graphs",
+            category=figure_category,
         ),
         png=f"{FIGURES}/{{figure}}.png",
     log:
@@ -105,7 +105,7 @@ rule experiment_table:
         pdf=report(
             f"{FIGURES}/{{figure}}.pdf",
             caption="../report/experiment_figure.rst",
-            category="Larger graphs",
+            category=figure_category,
         ),
         csv=f"{FIGURES}/{{figure}}.csv",
         tex=f"{FIGURES}/{{figure}}.tex",
