@@ -6,6 +6,7 @@ the `jspgfn` command of the same environment.
 """
 
 import csv
+import json
 import math
 import os
 import shutil
@@ -19,6 +20,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 PRESETS = ["config/config.yaml", "config/quick.yaml", "config/smoke.yaml"]
+# Figure 4 and the Sachs consensus table and edge-marginal heatmap (experiments sachs_small, sachs, gene_expression).
+REAL_DATA_STEMS = (
+    "figure_4a",
+    "figure_4b",
+    "figure_4c_sachs",
+    "figure_4c_gene_expression",
+    "table_sachs_consensus",
+    "figure_sachs_edge_marginals",
+)
 
 
 def copy_workflow(dest):
@@ -60,18 +70,25 @@ def test_default_config_is_the_paper_grid(workdir):
     paper = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     experiments = paper["experiments"]
     assert {"small_graphs", "larger_graphs_linear", "larger_graphs_mlp"} <= set(experiments)
-    runs = [m for exp in experiments.values() for m in exp["methods"]]
-    baselines = sum(paper["methods"][m]["kind"] == "baseline" for m in runs)
+    # Real data (Figure 4): one dataset each, prepared by `jspgfn realdata` (rule realdata).
+    real = {eid for eid, exp in experiments.items() if exp["data"].get("source")}
+    assert real == {"sachs_small", "sachs", "gene_expression"}
+    assert all(experiments[eid]["num_datasets"] == 1 for eid in real)
+    runs = [(m, exp["num_datasets"]) for exp in experiments.values() for m in exp["methods"]]
+    baselines = sum(n for m, n in runs if paper["methods"][m]["kind"] == "baseline")
     for rule, count in (
-        ("generate", 20 * len(experiments)),
+        ("generate", 20 * (len(experiments) - len(real))),
+        ("realdata", len(real)),
         ("exact", 20),
-        ("baseline", 20 * baselines),
-        ("evaluate", 20 * len(runs)),
+        ("baseline", baselines),
+        ("evaluate", sum(n for _, n in runs)),
         ("aggregate", len(experiments)),
+        ("edge_marginals", 1),  # JSP-GFN on Sachs: the edge-marginal heatmap
+        ("aggregate_edges", 1),
         ("table_d1", 1),
         ("table_a1", 1),
-        ("experiment_figure", 5),  # Figures 3a, 3b, 3c, D.2 (linear, MLP)
-        ("experiment_table", 1),  # the slopes of Figure 3c on every dataset
+        ("experiment_figure", 10),  # Figures 3a, 3b, 3c, D.2 (linear, MLP), 4a, 4b, 4c (2), Sachs edge marginals
+        ("experiment_table", 2),  # the slopes of Figure 3c on every dataset, the Sachs consensus table
     ):
         assert any(line.split() == [rule, str(count)] for line in text.splitlines()), (rule, text)
     assert not (workdir / "results").exists()
@@ -83,6 +100,10 @@ def test_paper_grid_lists_the_larger_graph_figures(workdir):
     text = result.stdout + result.stderr
     for stem in ("figure_3a", "figure_3b", "figure_3c", "figure_d2_linear", "figure_d2_mlp", "table_log_pt_slopes"):
         assert f"figures/{stem}.pdf" in text, stem
+    for stem in REAL_DATA_STEMS:
+        assert f"figures/{stem}.pdf" in text, stem
+    assert "jspgfn realdata sachs --num-train 100 --seed 0 --out results/paper/sachs_small/data/0" in text
+    assert "jspgfn realdata gene-expression --seed 0 --out results/paper/gene_expression/data/0" in text
     # JSP-GFN's samples of the MLP experiment carry log P_T estimates for Figure 3c; the linear ones do not.
     assert "jspgfn sample results/paper/larger_graphs_mlp/runs/jspgfn-mlp/0 --num 1000 --seed 0 --log-pt" in text
     linear = [line for line in text.splitlines() if "jspgfn sample results/paper/larger_graphs_linear/" in line]
@@ -102,6 +123,9 @@ def test_dry_run_of_each_preset(workdir, preset, datasets):
     assert f"figures/{preset}/figure_3a.pdf" in text
     assert (f"results/{preset}/larger_graphs_mlp/metrics.csv" in text) == (preset == "smoke")
     assert (f"figures/{preset}/figure_3b.pdf" in text) == (preset == "smoke")
+    # Both run the three real-data experiments (Figure 4).
+    for stem in REAL_DATA_STEMS:
+        assert f"figures/{preset}/{stem}.pdf" in text, stem
     assert not (workdir / "results").exists()
 
 
@@ -132,7 +156,8 @@ def _bad_config(workdir, name, edit):
         (
             "typo.yaml",
             lambda c: c["methods"]["exact"].update(likelihood="lingaus"),
-            "methods.exact.likelihood: 'lingaus' is not one of ['lingauss', 'mlp-gauss']",
+            "methods.exact.likelihood: 'lingaus' is not one of ['lingauss', 'mlp-gauss', 'mlp-categorical', "
+            "'mlp-zinormal']",
         ),
         (
             "key.yaml",
@@ -143,8 +168,9 @@ def _bad_config(workdir, name, edit):
             "unknown.yaml",
             lambda c: c["experiments"]["small_graphs"].update(methods=["exact", "bcd-net"]),
             "experiments.small_graphs.methods.1: unknown method 'bcd-net' (defined in methods: b-ges, b-pc, bcd-nets, "
-            "dibs, dibs-er2, dibs-mixture, dibs-mlp, exact, gibbs-mc3, gibbs-mc3-mlp, jspgfn-diag, jspgfn-full, "
-            "jspgfn-mlp, mh-mc3, mh-mc3-mlp, vbg)",
+            "dibs, dibs-er2, dibs-mixture, dibs-mlp, exact, gibbs-mc3, gibbs-mc3-genes, gibbs-mc3-mlp, "
+            "gibbs-mc3-sachs, jspgfn-diag, jspgfn-full, jspgfn-genes, jspgfn-mlp, jspgfn-sachs, jspgfn-sachs-small, "
+            "mh-mc3, mh-mc3-genes, mh-mc3-mlp, mh-mc3-sachs, vbg)",
         ),
         (
             "stem.yaml",
@@ -168,7 +194,18 @@ def _bad_config(workdir, name, edit):
             "kindfig.yaml",
             lambda c: c["experiments"]["larger_graphs_mlp"]["figures"].update(figure_3c="logpt"),
             "experiments.larger_graphs_mlp.figures.figure_3c: 'logpt' is not one of ['nll', 'shd_auroc', 'log_pt', "
-            "'log_pt_slopes']",
+            "'log_pt_slopes', 'graph_table', 'edge_marginals']",
+        ),
+        (
+            "source.yaml",
+            lambda c: c["experiments"]["sachs"]["data"].update(source="sachs2"),
+            "experiments.sachs.data.source: 'sachs2' is not one of ['sachs', 'gene_expression_simulated', "
+            "'gene_expression', None]",
+        ),
+        (
+            "nopath.yaml",
+            lambda c: c["experiments"]["gene_expression"]["data"].update(source="gene_expression"),
+            "experiments.gene_expression.data.path: data source gene_expression needs the path of a table",
         ),
         (
             "kind.yaml",
@@ -338,11 +375,35 @@ def test_smoke_preset_end_to_end(tmp_path):
     for suffix in (".pdf", ".csv", ".tex"):
         assert (figures / f"table_log_pt_slopes{suffix}").stat().st_size > 0, suffix
 
+    # The real-data experiments (Figure 4): interventional NLL of every run, E-SHD and AUROC against the
+    # Sachs consensus network, log P_T of JSP-GFN's Sachs samples, edge marginals with the protein names.
+    results = workdir / "results" / "smoke"
+    for eid in ("sachs", "gene_expression"):
+        with open(results / eid / "metrics.csv", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        assert {row["label"] for row in rows} == set(smoke["experiments"][eid]["methods"]), eid
+        assert all(math.isfinite(float(row["nll_expected"])) for row in rows), eid
+        assert all(math.isfinite(float(row["expected_shd"])) for row in rows), eid
+    assert json.loads((results / "sachs" / "data" / "0" / "meta.json").read_text())["graph_is_ground_truth"] is False
+    with open(results / "sachs" / "edges.csv", newline="") as handle:
+        edges = list(csv.DictReader(handle))
+    assert len(edges) == 11 * 10 and {row["source_name"] for row in edges} >= {"Raf", "Mek", "PKC"}
+    for eid in ("sachs_small", "sachs"):
+        with open(results / eid / "log_pt.csv", newline="") as handle:
+            assert list(csv.DictReader(handle)), eid
+    for name in REAL_DATA_STEMS:
+        suffixes = (".pdf", ".csv", ".tex") if name.startswith("table") else (".pdf", ".png")
+        for suffix in suffixes:
+            assert (figures / f"{name}{suffix}").stat().st_size > 0, name + suffix
+
     report = snakemake(workdir, "--configfile", "config/smoke.yaml", "--report", "report.html")
     assert report.returncode == 0, report.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Table D.1" in html and "Figure 2 (b)" in html
     assert "held-out negative log-likelihood" in html and "log P_T(G, theta) against log R(G, theta)" in html
+    # The real-data captions say what the data is: reconstructed labels, tertiles, a reference, simulated.
+    for words in ("RECONSTRUCTED", "tertiles", "REFERENCE, not a ground truth", "SIMULATED", "Real data"):
+        assert words in html, words
 
     # A second run has nothing to do.
     again = snakemake(workdir, "-n", "--configfile", "config/smoke.yaml")
