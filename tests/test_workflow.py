@@ -70,6 +70,8 @@ def test_default_config_is_the_paper_grid(workdir):
     paper = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     experiments = paper["experiments"]
     assert {"small_graphs", "larger_graphs_linear", "larger_graphs_mlp"} <= set(experiments)
+    medium = {"medium_graphs_d10_er1", "medium_graphs_d10_er2", "medium_graphs_d14_er1", "medium_graphs_d14_er2"}
+    assert medium <= set(experiments) and all(experiments[eid]["exact"]["enabled"] for eid in medium)
     # Real data (Figure 4): one dataset each, prepared by `jspgfn realdata` (rule realdata).
     real = {eid for eid, exp in experiments.items() if exp["data"].get("source")}
     assert real == {"sachs_small", "sachs", "gene_expression"}
@@ -79,7 +81,7 @@ def test_default_config_is_the_paper_grid(workdir):
     for rule, count in (
         ("generate", 20 * (len(experiments) - len(real))),
         ("realdata", len(real)),
-        ("exact", 20),
+        ("exact", 20 + 20 * len([eid for eid in experiments if eid.startswith("medium_graphs")])),
         ("baseline", baselines),
         ("evaluate", sum(n for _, n in runs)),
         ("aggregate", len(experiments)),
@@ -87,7 +89,8 @@ def test_default_config_is_the_paper_grid(workdir):
         ("aggregate_edges", 1),
         ("table_d1", 1),
         ("table_a1", 1),
-        ("experiment_figure", 10),  # Figures 3a, 3b, 3c, D.2 (linear, MLP), 4a, 4b, 4c (2), Sachs edge marginals
+        # Figures 3a, 3b, 3c, D.2 (linear, MLP), 4a, 4b, 4c (2), Sachs edge marginals; 4 medium-graph figures
+        ("experiment_figure", 14),
         ("experiment_table", 2),  # the slopes of Figure 3c on every dataset, the Sachs consensus table
     ):
         assert any(line.split() == [rule, str(count)] for line in text.splitlines()), (rule, text)

@@ -137,10 +137,12 @@ def load_config(config):
             config_error(
                 ["experiments", eid, "exact", "enabled"], f"the exact posterior needs synthetic data, not {source}"
             )
-        if exp["exact"]["enabled"] and (exp["data"]["model"] != "linear" or exp["data"]["d"] > 5):
+        if exp["exact"]["enabled"] and (exp["data"]["model"] != "linear" or exp["data"]["d"] > 20):
             config_error(
-                ["experiments", eid, "exact", "enabled"], "the exact posterior needs data.model linear and data.d <= 5"
+                ["experiments", eid, "exact", "enabled"], "the exact posterior needs data.model linear and data.d <= 20"
             )
+        if "exact_edges" in exp["figures"].values() and not exp["exact"]["enabled"]:
+            config_error(["experiments", eid, "figures"], "the exact_edges figure needs exact.enabled")
         if not exp["exact"]["enabled"] and not exp["methods"]:
             config_error(["experiments", eid, "methods"], "no method and no exact posterior: nothing to run")
         shown = {}
@@ -343,12 +345,14 @@ FIGURE_KINDS = {
     "log_pt_slopes": ("table", ["table-slopes"]),
     "graph_table": ("table", ["table-graph"]),
     "edge_marginals": ("figure", ["edge-marginals"]),
+    "exact_edges": ("figure", ["metrics", "--points", "--columns", "edge_rmse", "edge_pearson"]),
 }
 FIGURE_TITLES = {
     "nll": "Held-out negative log-likelihood",
     "shd_auroc": "Against the true graph",
     "log_pt": "log P_T against log R",
     "edge_marginals": "Edge marginals of JSP-GFN's posterior",
+    "exact_edges": "Edge marginals against the exact posterior",
 }
 # What graph.csv is, by data source, for the graph_table kind's title and note.
 GRAPH_NOTES = {

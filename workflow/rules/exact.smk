@@ -1,4 +1,4 @@
-# The exact joint posterior by enumerating every DAG (linear Gaussian, d <= 5):
+# The exact joint posterior (linear Gaussian): every DAG enumerated for d <= 5, the subset dynamic program beyond:
 # edge / path / Markov-blanket features used as the reference by `jspgfn evaluate --exact`.
 
 
