@@ -197,7 +197,17 @@ def _bad_config(workdir, name, edit):
             "kindfig.yaml",
             lambda c: c["experiments"]["larger_graphs_mlp"]["figures"].update(figure_3c="logpt"),
             "experiments.larger_graphs_mlp.figures.figure_3c: 'logpt' is not one of ['nll', 'shd_auroc', 'log_pt', "
-            "'log_pt_slopes', 'graph_table', 'edge_marginals']",
+            "'log_pt_slopes', 'graph_table', 'edge_marginals', 'exact_edges']",
+        ),
+        (
+            "bigexact.yaml",
+            lambda c: c["experiments"]["small_graphs"]["data"].update(d=21),
+            "experiments.small_graphs.exact.enabled: the exact posterior needs data.model linear and data.d <= 20",
+        ),
+        (
+            "exactfig.yaml",
+            lambda c: c["experiments"]["larger_graphs_linear"]["figures"].update(figure_x="exact_edges"),
+            "experiments.larger_graphs_linear.figures: the exact_edges figure needs exact.enabled",
         ),
         (
             "source.yaml",
