@@ -250,7 +250,9 @@ def test_folder_write_failure_leaves_previous_folder(tmp_path, monkeypatch):
         (folder / "train.csv").write_text("partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(sachs, "write_dataset", broken)
+    import jspgfn.dataset
+
+    monkeypatch.setattr(jspgfn.dataset, "write_dataset", broken)  # what write_dataset_folder calls
     with pytest.raises(OSError, match="disk full"):
         sachs.prepare_sachs(tmp_path / "ds", bnlearn_file=path, seed=1)
     assert folder_files(out) == before

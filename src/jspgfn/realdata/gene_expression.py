@@ -16,19 +16,15 @@ Two sources write the same dataset folder (see `jspgfn.dataset`):
 Shapes: N cells, d genes. Interventions are uint8 [N, d], 1 on the knocked-out gene of a cell.
 """
 
-import contextlib
 import csv
 import math
 import numbers
-import os
-import shutil
-import tempfile
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from jspgfn.dataset import Dataset, write_dataset
+from jspgfn.dataset import Dataset, write_dataset_folder
 from jspgfn.errors import DataError, JspgfnError
 
 GENERATOR_VERSION = 1
@@ -279,44 +275,6 @@ def load_gene_expression(path, out, **kwargs):
 
 
 # ----------------------------------------------------------------- writing a whole folder
-
-
-def _looks_like_dataset_folder(folder):
-    entries = list(folder.iterdir())
-    return not entries or any(p.name in ("meta.json", "train.csv") for p in entries)
-
-
-def write_dataset_folder(out, dataset):
-    """Write the dataset into a temporary folder next to `out`, then rename it onto `out`.
-
-    A reader sees the old folder or the new one, never a half-written one. An existing `out` is replaced
-    only when it is empty or a dataset folder (holds train.csv or meta.json); anything else is refused.
-    """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise DataError(out, "exists and is not a folder: a dataset is written as a folder")
-    if out.is_dir() and not _looks_like_dataset_folder(out):
-        raise DataError(out, "exists and is not a dataset folder (no train.csv or meta.json): not replacing it")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    except OSError as exc:
-        raise DataError(out, f"cannot write in {out.parent} ({exc.strerror or exc})") from None
-    old = None
-    try:
-        write_dataset(tmp, dataset)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
-            os.replace(out, old)  # onto the empty folder mkdtemp made
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and not out.exists():
-            with contextlib.suppress(OSError):
-                os.replace(old, out)  # put the previous folder back
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 # ----------------------------------------------------------------- the simulated stand-in

@@ -47,14 +47,11 @@ import gzip
 import hashlib
 import importlib.metadata
 import importlib.util
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from jspgfn.dataset import Dataset, read_csv_matrix, write_dataset
+from jspgfn.dataset import Dataset, read_csv_matrix, write_dataset_folder
 from jspgfn.errors import DataError, JspgfnError
 
 GENERATOR_VERSION = 1
@@ -509,36 +506,6 @@ def sachs_from_bnlearn(path, seed=0, test_targets=DEFAULT_TEST_TARGETS, num_trai
 # ----------------------------------------------------------------- writing
 
 
-def write_dataset_folder(folder, dataset):
-    """Write a dataset folder whole or not at all: into a temporary sibling folder, then renamed.
-
-    An existing folder of the same name is replaced only once the new one is complete.
-    """
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise DataError(folder, "exists and is not a folder: a dataset is written as a folder")
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
-    except OSError as exc:
-        raise DataError(folder, f"cannot write in {folder.parent} ({exc.strerror or exc})") from None
-    old = None
-    try:
-        write_dataset(tmp, dataset)
-        if folder.exists():
-            old = folder.parent / f"{tmp.name[: -len('.tmp')]}.old"
-            os.rename(folder, old)
-        os.rename(tmp, folder)
-    except BaseException:
-        if old is not None and old.exists() and not folder.exists():
-            os.rename(old, folder)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return folder
-
-
 def prepare_sachs(out, bnlearn_file=None, seed=0, num_train=None, **options):
     """Write the Sachs dataset folder `out` and return its path.
 
@@ -550,7 +517,8 @@ def prepare_sachs(out, bnlearn_file=None, seed=0, num_train=None, **options):
         dataset = sachs_from_bnlearn(bnlearn_file, seed=seed, num_train=num_train, **options)
     else:
         dataset = sachs_from_cdt(seed=seed, num_train=num_train, **options)
-    return write_dataset_folder(out, dataset)
+    write_dataset_folder(out, dataset)
+    return Path(out)
 
 
 def write_bnlearn_format(path, codes, target):
