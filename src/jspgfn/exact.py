@@ -301,6 +301,22 @@ def graph_prior_metadata(graph_prior):
     return {"name": graph_prior.name, "log_edge_weight": float(graph_prior.log_edge_weight)}
 
 
+def posterior_metadata(dataset, model, graph_prior):
+    """What every exact.npz records of its model, prior, dataset and software (JSON-ready)."""
+    return {
+        "model": model.name,
+        "model_kwargs": model.kwargs(),
+        "graph_prior": graph_prior_metadata(graph_prior),
+        "dataset": dataset.source,
+        "dataset_sha256": dataset.fingerprint(),
+        "dataset_seed": dataset.meta.get("seed"),
+        "names": list(dataset.names),
+        "num_train": int(dataset.train.shape[0]),
+        "interventional": dataset.train_interventions is not None,
+        "provenance": provenance(),
+    }
+
+
 def compute_exact_posterior(dataset, model, graph_prior):
     """P(G | D) for every DAG, by summing precomputed local scores.
 
@@ -334,19 +350,7 @@ def compute_exact_posterior(dataset, model, graph_prior):
         log_joint = log_joint + np.asarray(graph_prior.log_prob(graphs.astype(np.float64)), dtype=np.float64)
     log_probs = log_joint - logsumexp(log_joint)
     weights = np.exp(log_probs)
-    metadata = {
-        "model": model.name,
-        "model_kwargs": model.kwargs(),
-        "graph_prior": graph_prior_metadata(graph_prior),
-        "dataset": dataset.source,
-        "dataset_sha256": dataset.fingerprint(),
-        "dataset_seed": dataset.meta.get("seed"),
-        "names": list(dataset.names),
-        "num_train": int(dataset.train.shape[0]),
-        "interventional": dataset.train_interventions is not None,
-        "num_dags": int(graphs.shape[0]),
-        "provenance": provenance(),
-    }
+    metadata = {**posterior_metadata(dataset, model, graph_prior), "num_dags": int(graphs.shape[0])}
     posterior = ExactPosterior(
         graphs=np.array(graphs),
         log_probs=log_probs,

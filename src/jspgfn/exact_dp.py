@@ -417,9 +417,8 @@ def compute_dp_posterior(dataset, model, graph_prior, num_samples=100_000, seed=
     Carlo stand-in for the full list, which is too long beyond d = 5); metadata records the method, the
     number of samples, the seed and the largest standard error of the path and Markov features.
     """
-    from jspgfn.exact import ExactPosterior, graph_prior_metadata
+    from jspgfn.exact import ExactPosterior, posterior_metadata
     from jspgfn.features import markov_features, path_features
-    from jspgfn.provenance import provenance
 
     source = dataset.source or "dataset"
     try:
@@ -440,15 +439,7 @@ def compute_dp_posterior(dataset, model, graph_prior, num_samples=100_000, seed=
         name: float(monte_carlo_error(f, num_samples).max()) for name, f in (("path", path), ("markov", markov))
     }
     metadata = {
-        "model": model.name,
-        "model_kwargs": model.kwargs(),
-        "graph_prior": graph_prior_metadata(graph_prior),
-        "dataset": dataset.source,
-        "dataset_sha256": dataset.fingerprint(),
-        "dataset_seed": dataset.meta.get("seed"),
-        "names": list(dataset.names),
-        "num_train": int(dataset.train.shape[0]),
-        "interventional": dataset.train_interventions is not None,
+        **posterior_metadata(dataset, model, graph_prior),
         "method": "subset dynamic program (edge marginals exact); path, markov, graphs: Monte Carlo",
         "max_parents": max_parents,
         "num_exact_samples": int(num_samples),
@@ -456,7 +447,6 @@ def compute_dp_posterior(dataset, model, graph_prior, num_samples=100_000, seed=
         "monte_carlo_max_standard_error": mc_error,
         "num_dags": int(len(unique)),
         "log_z": posterior.log_z,
-        "provenance": provenance(),
     }
     edge = np.clip(posterior.edge, 0.0, 1.0)
     return ExactPosterior(unique, np.log(weights), edge, path, markov, metadata)

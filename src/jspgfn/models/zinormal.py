@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jspgfn.models.base import LikelihoodModel
+from jspgfn.models.mlp import MLPGaussian
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -64,21 +65,19 @@ class ZINormalMLP(LikelihoodModel):
         s = theta[..., d * h + 2 * h + 2]
         return w1, b1, w2, b2, a, s
 
+    def _mlp(self):
+        """The mean network: MLPGaussian's layout is the first d H + 2 H + 1 entries of a node's row."""
+        return MLPGaussian(hidden=self.hidden)
+
     def parameter_mask(self, graph):
         """[..., d, P]: 1 on active parameters; W1[i] of node j is active iff G[i, j] = 1."""
         xp = jnp if isinstance(graph, jax.Array) else np
-        d, h = graph.shape[-1], self.hidden
-        parents = xp.swapaxes(graph, -1, -2)  # [d (node j), d (input i)]
-        w1_mask = xp.repeat(parents[..., None], h, axis=-1).reshape(graph.shape[:-2] + (d, d * h))
-        rest = xp.ones(graph.shape[:-2] + (d, 2 * h + 3), dtype=w1_mask.dtype)
-        return xp.concatenate([w1_mask, rest], axis=-1)
+        mask = self._mlp().parameter_mask(graph)
+        return xp.concatenate([mask, xp.ones(mask.shape[:-1] + (2,), dtype=mask.dtype)], axis=-1)
 
     def mean(self, theta, graph, x, xp=jnp):
         """Means mu [N, d] of the Normal components given the parents in the rows of x [N, d]."""
-        w1, b1, w2, b2, _, _ = self.unpack(theta)
-        masked = xp.einsum("ni,ij,jih->njh", x, graph, w1) + b1  # [N, d, H]
-        hidden = xp.maximum(masked, 0.0)
-        return xp.einsum("njh,jh->nj", hidden, w2) + b2
+        return self._mlp().mean(theta[..., :-2], graph, x, xp)
 
     def zero_probability(self, theta):
         """alpha [..., d] = sigmoid(a)."""
