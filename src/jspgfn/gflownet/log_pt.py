@@ -121,9 +121,8 @@ def log_prob_graph(scorer, graph, rng, beam_size=16, num_samples=64, max_tries=1
                 break
         orders = np.array(accepted[:num_samples])
     log_mc = logsumexp(scorer.trajectories(edges, orders)) - math.log(len(orders))
-    log_rest = math.lgamma(k + 1) + math.log1p(
-        -math.exp(math.log(len(top)) - math.lgamma(k + 1))
-    )  # k! overflows past 170
+    # log(k! - |top|), without forming k! (a float overflows past k = 170)
+    log_rest = math.lgamma(k + 1) + math.log1p(-math.exp(math.log(len(top)) - math.lgamma(k + 1)))
     return float(np.logaddexp(log_top, log_rest + log_mc))
 
 
