@@ -7,7 +7,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CORES  ?= all
-SNAKEMAKE := $(BIN)/snakemake --cores $(CORES)
+# MAX_DATASETS=N: at most N datasets per experiment (the config key max_datasets), for a shorter run.
+MAX_DATASETS ?=
+DATASETS_CAP := $(if $(MAX_DATASETS),--config max_datasets=$(MAX_DATASETS))
+SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) $(DATASETS_CAP)
 
 export JAX_COMPILATION_CACHE_DIR ?= $(CURDIR)/.jax_cache
 export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
@@ -30,14 +33,14 @@ $(STAMP): pyproject.toml baselines/pyproject.toml requirements-nodeps.txt
 
 quick: $(STAMP)
 	$(SNAKEMAKE) --configfile config/quick.yaml
-	$(BIN)/snakemake --configfile config/quick.yaml --report figures/quick/report.html
+	$(BIN)/snakemake --configfile config/quick.yaml $(DATASETS_CAP) --report figures/quick/report.html
 
 smoke: $(STAMP)
 	$(SNAKEMAKE) --configfile config/smoke.yaml
 
 paper: $(STAMP)
 	$(SNAKEMAKE)
-	$(BIN)/snakemake --report figures/report.html
+	$(BIN)/snakemake $(DATASETS_CAP) --report figures/report.html
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

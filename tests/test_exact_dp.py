@@ -229,6 +229,13 @@ def test_sampler_edge_frequencies_match_the_dynamic_program_d8(max_parents):
     _assert_frequencies_match(samples, posterior.edge, num_samples)
 
 
+def test_sampler_reports_every_sample_once():
+    posterior = subset_posterior(local_scores(MODEL, _dataset(6, 40, seed=2).train))
+    done = []
+    graphs = sample_dags(posterior, np.random.default_rng(0), 500, progress=done.append)
+    assert sum(done) == 500 and len(graphs) == 500
+
+
 def test_sample_joint_draws_theta_on_the_sampled_graphs():
     d = 4
     dataset = _dataset(d, 20, seed=0)
@@ -284,3 +291,61 @@ def test_cli_exact_beyond_d5_writes_the_exact_npz_contract(tmp_path):
     )
     assert main(["exact", str(big), "--out", str(tmp_path / "big.npz")]) == 2
     assert not (tmp_path / "big.npz").exists()
+
+
+def test_chunked_levels_equal_the_unchunked_program(monkeypatch):
+    """The DP levels processed a few rows at a time (tiny CHUNK_TERMS) give the same tables, and the progress
+    callback counts exactly dp_terms(d) terms."""
+    import jspgfn.exact_dp as exact_dp
+
+    scores = local_scores(MODEL, _dataset(7, 40, seed=1).train, max_parents=3)
+    whole = subset_posterior(scores)
+    monkeypatch.setattr(exact_dp, "CHUNK_TERMS", 8)
+    done = []
+    chunked = subset_posterior(scores, progress=done.append)
+    assert len(done) > 2 * 7  # more than one call per level: the chunking is exercised
+    assert sum(done) == exact_dp.dp_terms(7)
+    np.testing.assert_allclose(chunked.log_forward, whole.log_forward, rtol=1e-13)
+    np.testing.assert_allclose(chunked.log_backward, whole.log_backward, rtol=1e-13)
+    np.testing.assert_allclose(chunked.edge, whole.edge, atol=1e-13)
+
+
+@pytest.mark.parametrize("d", [10, 12])
+def test_memory_estimate_bounds_what_the_program_allocates(d):
+    """dp_cost's peak-memory estimate is at least the numpy allocations of the scores and the DP (tracemalloc)."""
+    import tracemalloc
+
+    from jspgfn.exact_dp import dp_cost
+
+    x = _dataset(d, 50, seed=0).train
+    tracemalloc.start()
+    subset_posterior(local_scores(MODEL, x))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    _, estimate = dp_cost(d)
+    assert peak <= estimate
+
+
+def test_the_dp_is_refused_with_its_cost_when_it_does_not_fit():
+    from jspgfn.exact_dp import check_dp_fits
+
+    seconds, peak = check_dp_fits(10, "data.csv", available=2**40)
+    assert 0 < seconds < 60 and 0 < peak < 2**30
+    with pytest.raises(JspgfnError, match=r"data.csv: d=16 does not fit this machine: .*estimated .* GiB"):
+        check_dp_fits(16, "data.csv", available=2**20)
+    with pytest.raises(JspgfnError, match=r"d=21 is too large .*estimated .* and .* GiB"):
+        check_dp_fits(21, "data.csv", available=2**50)
+
+
+def test_cli_exact_refuses_a_dp_larger_than_the_memory(tmp_path, monkeypatch, capsys):
+    import jspgfn.exact_dp as exact_dp
+    from jspgfn.cli import main
+    from jspgfn.dataset import write_dataset
+    from jspgfn.generate import generate
+
+    data = tmp_path / "d8"
+    write_dataset(data, generate("er1", "linear", 8, 50, 10, seed=0))
+    monkeypatch.setattr(exact_dp, "available_memory", lambda: 2**20)
+    assert main(["exact", str(data), "--no-progress", "--out", str(tmp_path / "e.npz")]) == 2
+    assert "does not fit this machine" in capsys.readouterr().err
+    assert not (tmp_path / "e.npz").exists()

@@ -121,22 +121,45 @@ def test_dry_run_of_each_preset(workdir, preset, datasets):
     assert f"results/{preset}/small_graphs/metrics.csv" in text
     assert f"results/{preset}/small_graphs/data/{datasets - 1}" in text
     assert f"results/{preset}/small_graphs/data/{datasets}\n" not in text
-    # The quick preset runs the d=20 linear experiment but leaves the MLP one out of rule all
-    # (enabled: false); smoke runs both.
-    assert f"figures/{preset}/figure_3a.pdf" in text
-    assert (f"results/{preset}/larger_graphs_mlp/metrics.csv" in text) == (preset == "smoke")
-    assert (f"figures/{preset}/figure_3b.pdf" in text) == (preset == "smoke")
-    # Both run the three real-data experiments (Figure 4).
-    for stem in REAL_DATA_STEMS:
+    # Both presets run every experiment: the d=20 ones (Figures 3a-3c, D.2) and the real data (Figure 4).
+    for stem in ("figure_3a", "figure_3b", "figure_3c", "figure_d2_linear", "figure_d2_mlp", *REAL_DATA_STEMS):
         assert f"figures/{preset}/{stem}.pdf" in text, stem
+    assert f"results/{preset}/larger_graphs_mlp/runs/jspgfn-mlp/0/done" in text
+    if preset == "quick":  # and d=10 against the exact posterior (the subset dynamic program)
+        for graph in ("er1", "er2"):
+            assert f"figures/quick/figure_medium_d10_{graph}.pdf" in text
+            assert f"results/quick/medium_graphs_d10_{graph}/exact/4.npz" in text
+    assert not (workdir / "results").exists()
+
+
+def test_max_datasets_caps_every_experiment(workdir):
+    """`--config max_datasets=2` (make quick MAX_DATASETS=2): the first 2 datasets of each experiment, and
+    the figures from those."""
+    result = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", "--config", "max_datasets=2")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    for eid in ("small_graphs", "larger_graphs_linear", "larger_graphs_mlp", "medium_graphs_d10_er1"):
+        assert f"results/quick/{eid}/data/1\n" in text, eid
+        assert f"results/quick/{eid}/data/2\n" not in text, eid
+    assert "results/quick/sachs/data/0" in text  # one dataset stays one
+    assert "figures/quick/figure_3c.pdf" in text
+    bad = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", "--config", "max_datasets=0")
+    assert bad.returncode != 0
+    assert "--config: max_datasets: 0 is less than the minimum of 1" in bad.stderr
     assert not (workdir / "results").exists()
 
 
 def test_a_disabled_experiment_can_be_built_by_name(workdir):
-    result = snakemake(workdir, "-n", "figures/quick/figure_3c.pdf", "--configfile", "config/quick.yaml")
+    configfile = _bad_config(
+        workdir, "disabled.yaml", lambda c: c["experiments"]["larger_graphs_mlp"].update(enabled=False)
+    )
+    everything = snakemake(workdir, "-n", "--configfile", configfile)
+    assert everything.returncode == 0, everything.stderr
+    assert "results/smoke/larger_graphs_mlp/" not in everything.stdout + everything.stderr
+    result = snakemake(workdir, "-n", "figures/smoke/figure_3c.pdf", "--configfile", configfile)
     assert result.returncode == 0, result.stderr
     text = result.stdout + result.stderr
-    assert "results/quick/larger_graphs_mlp/runs/jspgfn-mlp/4" in text and "small_graphs" not in text
+    assert "results/smoke/larger_graphs_mlp/runs/jspgfn-mlp/0" in text and "small_graphs" not in text
     assert not (workdir / "results").exists()
 
 

@@ -83,14 +83,22 @@ def _add_exact(sub):
     p.add_argument("--samples", type=int, default=100_000, help="d > 5: exact DAG samples for path/Markov features")
     p.add_argument("--seed", type=int, default=0, help="d > 5: seed of those samples")
     p.add_argument("--max-parents", type=int, default=None, help="d > 5: at most this many parents per node")
+    p.add_argument("--no-progress", action="store_true", help="d > 5: no progress bar")
     p.add_argument("--out", required=True, help="exact.npz to write")
     p.set_defaults(run=_run_exact)
+
+
+def _progress_bar(total, enabled, desc, unit):
+    """A tqdm bar over `total` work units (a no-op bar when not enabled)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True)
 
 
 def _run_exact(args):
     from jspgfn.dataset import load_dataset
     from jspgfn.exact import MAX_EXACT_VARIABLES, compute_exact_posterior, save_exact
-    from jspgfn.exact_dp import MAX_DP_VARIABLES, compute_dp_posterior
+    from jspgfn.exact_dp import check_dp_fits, compute_dp_posterior, dp_terms
     from jspgfn.models import LinearGaussian, get_graph_prior
 
     _check_positive("--obs-var", args.obs_var)
@@ -106,12 +114,32 @@ def _run_exact(args):
     if d <= MAX_EXACT_VARIABLES and args.max_parents is None:
         posterior = compute_exact_posterior(dataset, model, prior)
     else:
-        if d > MAX_DP_VARIABLES:
-            raise JspgfnError(
-                f"{args.data}: d={d} is too large for the exact posterior (the subset dynamic program "
-                f"takes about 3^d steps and d 2^d scores: 3^{d} = {3.0**d:.1e}; limit d <= {MAX_DP_VARIABLES})"
+        seconds, peak = check_dp_fits(d, args.data)
+        if seconds > 60:
+            print(
+                f"exact: d={d}: the subset dynamic program, estimated {seconds / 60:.0f} min and "
+                f"{peak / 2**30:.2g} GiB, then {args.samples} exact samples",
+                file=sys.stderr,
             )
-        posterior = compute_dp_posterior(dataset, model, prior, args.samples, args.seed, args.max_parents)
+        show = not args.no_progress
+        bars = [_progress_bar(dp_terms(d), show, "exact: subset DP", "term")]
+
+        def dp_done(terms):
+            bars[0].update(terms)
+
+        def samples_done(count):
+            if len(bars) == 1:  # the DP is finished: its bar gives way to the samples' bar
+                bars[0].close()
+                bars.append(_progress_bar(args.samples, show, "exact: samples", "DAG"))
+            bars[1].update(count)
+
+        try:
+            posterior = compute_dp_posterior(
+                dataset, model, prior, args.samples, args.seed, args.max_parents, dp_done, samples_done
+            )
+        finally:
+            for bar in bars:
+                bar.close()
     save_exact(args.out, posterior)
     if "monte_carlo_max_standard_error" in posterior.metadata:
         error = posterior.metadata["monte_carlo_max_standard_error"]

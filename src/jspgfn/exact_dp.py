@@ -33,6 +33,8 @@ Pa subset of U with Pa & L nonempty, proportional to beta_j(Pa). Samples sharing
 """
 
 import numbers
+import os
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -105,6 +107,83 @@ def _signed_logsumexp(logs, signs):
     if np.any(~(total > 0)):
         raise JspgfnError("the subset dynamic program lost all precision (a signed sum is not positive)")
     return top + np.log(total)
+
+
+CHUNK_TERMS = 1 << 21  # terms of a DP level held at once (a few float64 arrays of this size, 16 MiB each)
+
+
+def _chunks(rows, width):
+    """Consecutive pieces of rows [n] with at most max(1, CHUNK_TERMS // width) rows each."""
+    step = max(1, CHUNK_TERMS // width)
+    return [rows[start : start + step] for start in range(0, len(rows), step)]
+
+
+def dp_terms(d):
+    """Terms the forward and backward passes read (what subset_posterior's progress counts):
+    sum_{k >= 1} C(d, k) 2^k + sum_{k < d} C(d, k) 2^(d-k) = 2 (3^d - 1)."""
+    return 2 * (3**d - 1)
+
+
+# Rates for the time estimate, from benchmarks/exact_dp_timing.py on this project's 2-core machine under load
+# (d = 15: local scores 2.7 s, DP 3.6 s), rounded up by about half; estimates, printed as such.
+SECONDS_PER_SCORE = 1.5e-5  # one local score (d 2^(d-1) of them)
+SECONDS_PER_DP_UNIT = 2.5e-8  # the DP's cost grows as d 3^d (k node passes over each level-k row)
+
+
+def dp_cost(d):
+    """(estimated seconds, estimated peak bytes) of the local scores and the subset DP for d variables.
+
+    Memory: the [d, 2^d] float64 tables (scores, alpha, non-descendants, the edge pass's [d, 2^(d-1)] pieces)
+    plus a DP level's chunk temporaries and a fixed margin; time: the rates above (machine-dependent).
+    """
+    seconds = SECONDS_PER_SCORE * d * (1 << max(d - 1, 0)) + SECONDS_PER_DP_UNIT * d * 3**d
+    tables = 5 * d * (1 << d) * 8
+    chunk = 8 * CHUNK_TERMS * 8
+    return seconds, tables + chunk + (64 << 20)
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation (Linux MemAvailable, else physical memory; None if unknown)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_dp_fits(d, source="dataset", available=None):
+    """Raise JspgfnError, with the estimated time and memory, when the DP cannot run here.
+
+    Refused: d > MAX_DP_VARIABLES, or an estimated peak memory above `available` bytes (default: this
+    machine's available memory). Returns (estimated seconds, estimated bytes) otherwise.
+    """
+    seconds, peak = dp_cost(d)
+    estimate = f"estimated {_duration(seconds)} and {peak / 2**30:.2g} GiB of memory"
+    if d > MAX_DP_VARIABLES:
+        raise JspgfnError(
+            f"{source}: d={d} is too large for the exact posterior: the subset dynamic program reads "
+            f"2 (3^d - 1) = {dp_terms(d):.1e} terms ({estimate}); limit d <= {MAX_DP_VARIABLES}"
+        )
+    available = available_memory() if available is None else available
+    if available is not None and peak > available:
+        raise JspgfnError(
+            f"{source}: d={d} does not fit this machine: the subset dynamic program needs {estimate}, "
+            f"and {available / 2**30:.2g} GiB are available"
+        )
+    return seconds, peak
+
+
+def _duration(seconds):
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 # ------------------------------------------------------------ local scores
@@ -181,33 +260,37 @@ def log_zeta(scores):
     return log_alpha
 
 
-def log_forward(log_alpha):
+def log_forward(log_alpha, progress=None):
     """log g(S) for every S (DAGs on S, weighted): log_alpha [d, 2^d] -> [2^d]; log g(V) = log Z.
 
-    Level |S| = k reads the 2^k subsets U = S \\ T of each S, one node of S per pass.
+    Level |S| = k reads the 2^k subsets U = S \\ T of each S, one node of S per pass, CHUNK_TERMS
+    terms at a time. progress(terms), if given, is called with the number of terms done.
     """
     d = log_alpha.shape[0]
     log_g = np.full(1 << d, -np.inf)
     log_g[0] = 0.0
     for k in range(1, d + 1):
-        rows = _sets_of_size(d, k)
-        bits = _member_bits(rows, d, inside=True)  # [n, k]
-        below = _subset_masks(bits)[:, :-1]  # [n, 2^k - 1]: U = S \ T with T nonempty
-        logs = log_g[below]
-        for i in range(k):
-            node = bits[:, i : i + 1]
-            sink = (below >> node) & 1 == 0  # node in T
-            logs += np.where(sink, log_alpha[node, below], 0.0)
         signs = -_parity_signs(k)[:-1] * (-1.0) ** k  # (-1)^(|T| + 1), |T| = k - popcount(t)
-        log_g[rows] = _signed_logsumexp(logs, signs)
+        for rows in _chunks(_sets_of_size(d, k), 1 << k):
+            bits = _member_bits(rows, d, inside=True)  # [n, k]
+            below = _subset_masks(bits)[:, :-1]  # [n, 2^k - 1]: U = S \ T with T nonempty
+            logs = log_g[below]
+            for i in range(k):
+                node = bits[:, i : i + 1]
+                sink = (below >> node) & 1 == 0  # node in T
+                logs += np.where(sink, log_alpha[node, below], 0.0)
+            log_g[rows] = _signed_logsumexp(logs, signs)
+            if progress is not None:
+                progress(len(rows) << k)
     return log_g
 
 
-def log_backward(log_alpha, log_g):
+def log_backward(log_alpha, log_g, progress=None):
     """log b(S) for every S, and w_v(S) = P(ND(v) = S | D).
 
     log_alpha [d, 2^d], log_g [2^d] -> (log_b [2^d], nondescendants [d, 2^d]).
-    Level |S| = k reads the 2^(d-k) subsets T of V \\ S of each S (subset sums of alpha_j(S), j in T).
+    Level |S| = k reads the 2^(d-k) subsets T of V \\ S of each S (subset sums of alpha_j(S), j in T),
+    CHUNK_TERMS terms at a time. progress(terms), if given, is called with the number of terms done.
     """
     d = log_alpha.shape[0]
     full = (1 << d) - 1
@@ -216,16 +299,18 @@ def log_backward(log_alpha, log_g):
     log_b[full] = 0.0
     nondescendants = np.zeros((d, 1 << d))
     for k in range(d - 1, -1, -1):
-        rows = _sets_of_size(d, k)
-        missing = _member_bits(rows, d, inside=False)  # [n, m], m = d - k
         m = d - k
-        added = _subset_masks(missing)[:, 1:]  # T nonempty
-        logs = _subset_sums(log_alpha[missing, rows[:, None]])[:, 1:] + log_b[rows[:, None] | added]
         signs = -_parity_signs(m)[1:]  # (-1)^(|T| + 1)
-        log_b[rows] = _signed_logsumexp(logs, signs)
-        terms = signs * np.exp(logs + (log_g[rows] - log_z)[:, None])  # [n, 2^m - 1]
         member = ((np.arange(1, 1 << m)[:, None] >> np.arange(m)) & 1).astype(np.float64)  # [2^m - 1, m]
-        nondescendants[missing, rows[:, None]] = terms @ member
+        for rows in _chunks(_sets_of_size(d, k), 1 << m):
+            missing = _member_bits(rows, d, inside=False)  # [n, m]
+            added = _subset_masks(missing)[:, 1:]  # T nonempty
+            logs = _subset_sums(log_alpha[missing, rows[:, None]])[:, 1:] + log_b[rows[:, None] | added]
+            log_b[rows] = _signed_logsumexp(logs, signs)
+            terms = signs * np.exp(logs + (log_g[rows] - log_z)[:, None])  # [n, 2^m - 1]
+            nondescendants[missing, rows[:, None]] = terms @ member
+            if progress is not None:
+                progress(len(rows) << m)
     return log_b, nondescendants
 
 
@@ -242,10 +327,11 @@ def edge_from_nondescendants(nondescendants, log_alpha):
     return np.clip(edge, 0.0, 1.0)
 
 
-def subset_posterior(scores):
+def subset_posterior(scores, progress=None):
     """The exact posterior quantities of a structure-modular score table [d, 2^d] -> SubsetPosterior.
 
     scores[j, c] = log beta_j(parent code c), -inf where excluded (the empty set must be allowed).
+    progress(terms), if given, is called as the passes go (dp_terms(d) in all).
     """
     scores = np.asarray(scores, dtype=np.float64)
     d = scores.shape[0]
@@ -259,8 +345,8 @@ def subset_posterior(scores):
     if np.any(scores[self_loops] > -np.inf) or np.any(np.isnan(scores)) or np.any(scores == np.inf):
         raise JspgfnError("scores must be finite or -inf, and -inf wherever a node is its own parent")
     log_alpha = log_zeta(scores)
-    log_g = log_forward(log_alpha)
-    log_b, nondescendants = log_backward(log_alpha, log_g)
+    log_g = log_forward(log_alpha, progress)
+    log_b, nondescendants = log_backward(log_alpha, log_g, progress)
     edge = edge_from_nondescendants(nondescendants, log_alpha)
     return SubsetPosterior(scores, log_alpha, log_g, log_b, nondescendants, edge, float(log_g[-1]))
 
@@ -350,11 +436,12 @@ def _cdf(weights):
     return cdf
 
 
-def sample_dags(posterior, rng, num_samples):
+def sample_dags(posterior, rng, num_samples, progress=None):
     """num_samples i.i.d. DAGs from P(G | D): SubsetPosterior, numpy Generator -> uint8 [K, d, d].
 
     Draws the root layering layer by layer, then the parent sets given the layering. The samples in
     one state (U, L) are drawn together, so the cost grows with the number of distinct states visited.
+    progress(n), if given, is called as n more samples are complete (num_samples in all).
     """
     d = posterior.scores.shape[0]
     full = (1 << d) - 1
@@ -379,6 +466,8 @@ def sample_dags(posterior, rng, num_samples):
         for layer, rows in groups:
             if placed | layer != full:
                 stack.append((placed | layer, layer, rows))
+            elif progress is not None:
+                progress(len(rows))
     return graphs
 
 
@@ -409,13 +498,17 @@ def monte_carlo_error(frequencies, num_samples):
 # ------------------------------------------------------------ the exact.npz contract beyond d = 5
 
 
-def compute_dp_posterior(dataset, model, graph_prior, num_samples=100_000, seed=0, max_parents=None):
+def compute_dp_posterior(
+    dataset, model, graph_prior, num_samples=100_000, seed=0, max_parents=None, progress=None, sample_progress=None
+):
     """exact.ExactPosterior for d > 5: exact edge marginals (subset DP); path and Markov features, and the
     listed graphs with their frequencies, from num_samples exact i.i.d. DAGs (Monte Carlo).
 
     graphs [M, d, d] are the distinct sampled DAGs and log_probs [M] their log sample frequencies (a Monte
     Carlo stand-in for the full list, which is too long beyond d = 5); metadata records the method, the
     number of samples, the seed and the largest standard error of the path and Markov features.
+    progress(terms), if given, follows the dynamic program (dp_terms(d) in all), sample_progress(n) the
+    samples (num_samples in all).
     """
     from jspgfn.exact import ExactPosterior, posterior_metadata
     from jspgfn.features import markov_features, path_features
@@ -428,8 +521,8 @@ def compute_dp_posterior(dataset, model, graph_prior, num_samples=100_000, seed=
         raise JspgfnError(
             f"{source}: the exact posterior is not finite for this data ({error}); rescale the data"
         ) from error
-    posterior = subset_posterior(scores)
-    graphs = sample_dags(posterior, np.random.default_rng(seed), num_samples)
+    posterior = subset_posterior(scores, progress)
+    graphs = sample_dags(posterior, np.random.default_rng(seed), num_samples, sample_progress)
     unique, counts = np.unique(graphs.reshape(num_samples, -1), axis=0, return_counts=True)
     d = dataset.num_variables
     unique = unique.reshape(-1, d, d).astype(np.uint8)

@@ -154,6 +154,8 @@ def load_config(config):
                     f"methods '{shown[name]}' and '{mid}' are both shown as '{name}': give one a display_name",
                 )
             shown[name] = mid
+        if config["max_datasets"] is not None:
+            exp["num_datasets"] = min(exp["num_datasets"], config["max_datasets"])
     _check_figures(config)
     return config
 

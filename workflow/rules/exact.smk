@@ -22,4 +22,4 @@ rule exact:
     shell:
         "jspgfn exact {input.data:q} --graph-prior {params.exact[graph_prior]:q}"
         " --obs-var {params.exact[obs_var]:q} --prior-var {params.exact[prior_var]:q}"
-        " --out {output:q} > {log:q} 2>&1"
+        " --no-progress --out {output:q} > {log:q} 2>&1"
