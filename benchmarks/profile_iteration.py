@@ -1,4 +1,4 @@
-"""Where the time of one JSP-GFN training iteration goes (linear Gaussian, diag family).
+"""Where the time of one JSP-GFN training iteration goes (linear Gaussian or MLP model, diag family).
 
 Times the whole iteration (n iterations in one lax.scan, as training runs) and each piece
 jitted alone on the shapes it has inside the iteration (d variables, E = num_envs
@@ -22,7 +22,8 @@ FLOPs of one iteration, the attainable FLOP/s of this machine (a large float32 m
 the same run) and the fraction of it that the iteration reaches. The pieces overlap (the loss
 contains the network, theta sampling and the likelihood), so their shares do not add up to 100%.
 
-  .venv/bin/python benchmarks/profile_iteration.py [--d 20] [--preset quick] [--rows 100]
+  .venv/bin/python benchmarks/profile_iteration.py [--d 20] [--preset quick] [--rows 100] [--model mlp-gauss]
+      [--set theta_elbo=1]
 """
 
 import argparse
@@ -101,6 +102,7 @@ def main():
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--rows", type=int, default=100, help="rows N of training data")
+    parser.add_argument("--model", default="lingauss", choices=["lingauss", "mlp-gauss"], help="likelihood model")
     parser.add_argument("--iterations", type=int, default=20, help="iterations per timed scan")
     parser.add_argument("--calls", type=int, default=20, help="calls per timing of a piece")
     parser.add_argument("--repeats", type=int, default=3)
@@ -110,14 +112,15 @@ def main():
     overrides = {k: int(v) for k, v in (kv.split("=") for kv in args.set)}
     cfg = get_preset(args.preset, iterations_per_dispatch=args.iterations, **overrides)
     d, b, s = args.d, cfg.batch_size, cfg.num_theta_samples
-    x_np = generate("er2", "linear", d, args.rows, 10, 0).train.astype(np.float32)
-    model, prior = get_model("lingauss"), get_graph_prior("uniform", d)
+    data_model = "linear" if args.model == "lingauss" else "mlp"
+    x_np = generate("er2", data_model, d, args.rows, 10, 0).train.astype(np.float32)
+    model, prior = get_model(args.model), get_graph_prior("uniform", d)
     trainer = Trainer(cfg, model, prior, "diag", x_np)
     state = trainer.init(0)
     print(
         f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, jax {jax.__version__} "
         f"{jax.devices()[0].platform}; preset {args.preset}: d={d} N={args.rows} E={cfg.num_envs} B={b} S={s} "
-        f"embed {cfg.embed_dim}, noise_pool {cfg.noise_pool}"
+        f"embed {cfg.embed_dim}, noise_pool {cfg.noise_pool}, model {args.model}, theta_elbo {cfg.theta_elbo}"
     )
 
     # The whole iteration, as training runs it (many iterations in one scan).
