@@ -233,3 +233,15 @@ def test_bad_log_pt_input_gives_one_line_naming_the_file(tmp_path, capsys):
     metrics[metrics.label == "dibs-mlp"].to_csv(tmp_path / "m4.csv", index=False)
     assert "m4.csv: no run has a log_pt_slope" in run("table-slopes", "--metrics", str(tmp_path / "m4.csv"))
     assert not list(tmp_path.glob("out.*"))
+
+
+def test_a_method_without_any_value_is_labelled_in_its_row(tmp_path):
+    """DiBS with every particle cyclic has no NLL: its row says so instead of staying silently empty."""
+    metrics = metrics_table()
+    metrics.loc[metrics.label == "dibs", "theta_cross_entropy"] = np.nan
+    fig = figure_metrics(metrics, ["theta_cross_entropy", "auroc"], ["ce", "auroc"], tmp_path / "m", points=True)
+    ce, auroc = fig.axes[0], fig.axes[1]
+    labelled = [text for text in ce.texts if text.get_text() == "no value"]
+    row = [tick.get_text() for tick in ce.get_yticklabels()].index("DiBS")
+    assert len(labelled) == 1 and labelled[0].get_position()[1] == ce.get_yticks()[row]
+    assert not [text for text in auroc.texts if text.get_text() == "no value"]

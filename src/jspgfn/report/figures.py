@@ -184,7 +184,8 @@ def figure_metrics(metrics, columns, titles, stem, points=False, title=None):
       title: figure title (suptitle), or None.
     A method far off the others in a panel (far_off) is clipped: the axis is limited to the others and an
     arrow at the edge of its row carries its mean ± CI (see _mark_far_off); a panel without one is drawn
-    with matplotlib's own limits. Returns the (closed) matplotlib Figure.
+    with matplotlib's own limits. A method without any finite value in a panel gets the words "no value"
+    in its row. Returns the (closed) matplotlib Figure.
     """
     summary = summarise(metrics, columns)
     names = display_names(metrics)
@@ -211,6 +212,8 @@ def figure_metrics(metrics, columns, titles, stem, points=False, title=None):
                 ax.scatter(values[i], jitter, s=7, color=colours[i], alpha=0.55, edgecolors="none", zorder=1)
         if far.any():
             _mark_far_off(ax, y, means, cis, values, far, colours)
+        for i in np.flatnonzero(np.isnan(means)):  # e.g. DiBS when every particle is cyclic
+            ax.text(0.03, y[i], "no value", transform=ax.get_yaxis_transform(), va="center", fontsize=8, color="0.4")
         ax.set_yticks(y, [names[label] for label in order])
         if points:
             ax.set_ylim(len(order) - 0.45, -0.55)  # inverted, with room for the dots below the last row
