@@ -310,20 +310,27 @@ def test_chunked_levels_equal_the_unchunked_program(monkeypatch):
     np.testing.assert_allclose(chunked.edge, whole.edge, atol=1e-13)
 
 
-@pytest.mark.parametrize("d", [10, 12])
-def test_memory_estimate_bounds_what_the_program_allocates(d):
-    """dp_cost's peak-memory estimate is at least the numpy allocations of the scores and the DP (tracemalloc)."""
+def test_memory_estimate_bounds_what_the_program_allocates(monkeypatch):
+    """dp_cost's estimate of the DP's own arrays (MEMORY_MARGIN aside) bounds the numpy allocations of
+    subset_posterior (tracemalloc) at d=14, with small chunks; whole levels at once would exceed it."""
     import tracemalloc
 
-    from jspgfn.exact_dp import dp_cost
+    import jspgfn.exact_dp as exact_dp
 
-    x = _dataset(d, 50, seed=0).train
-    tracemalloc.start()
-    subset_posterior(local_scores(MODEL, x))
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    _, estimate = dp_cost(d)
-    assert peak <= estimate
+    scores = local_scores(MODEL, _dataset(14, 50, seed=0).train)
+
+    def peak_bytes():
+        tracemalloc.start()
+        subset_posterior(scores)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return peak
+
+    monkeypatch.setattr(exact_dp, "CHUNK_TERMS", 1 << 14)
+    bound = exact_dp.dp_cost(14)[1] - exact_dp.MEMORY_MARGIN
+    assert peak_bytes() <= bound
+    monkeypatch.setattr(exact_dp, "CHUNK_TERMS", 1 << 40)  # no chunking: the level temporaries dominate
+    assert peak_bytes() > bound
 
 
 def test_the_dp_is_refused_with_its_cost_when_it_does_not_fit():

@@ -124,9 +124,6 @@ def _run_exact(args):
         show = not args.no_progress
         bars = [_progress_bar(dp_terms(d), show, "exact: subset DP", "term")]
 
-        def dp_done(terms):
-            bars[0].update(terms)
-
         def samples_done(count):
             if len(bars) == 1:  # the DP is finished: its bar gives way to the samples' bar
                 bars[0].close()
@@ -135,7 +132,7 @@ def _run_exact(args):
 
         try:
             posterior = compute_dp_posterior(
-                dataset, model, prior, args.samples, args.seed, args.max_parents, dp_done, samples_done
+                dataset, model, prior, args.samples, args.seed, args.max_parents, bars[0].update, samples_done
             )
         finally:
             for bar in bars:

@@ -128,18 +128,19 @@ def dp_terms(d):
 # (d = 15: local scores 2.7 s, DP 3.6 s), rounded up by about half; estimates, printed as such.
 SECONDS_PER_SCORE = 1.5e-5  # one local score (d 2^(d-1) of them)
 SECONDS_PER_DP_UNIT = 2.5e-8  # the DP's cost grows as d 3^d (k node passes over each level-k row)
+MEMORY_MARGIN = 64 << 20  # bytes beyond the DP's arrays: the local scores' batches, numpy and Python
 
 
 def dp_cost(d):
     """(estimated seconds, estimated peak bytes) of the local scores and the subset DP for d variables.
 
     Memory: the [d, 2^d] float64 tables (scores, alpha, non-descendants, the edge pass's [d, 2^(d-1)] pieces)
-    plus a DP level's chunk temporaries and a fixed margin; time: the rates above (machine-dependent).
+    plus a DP level's chunk temporaries and MEMORY_MARGIN; time: the rates above (machine-dependent).
     """
     seconds = SECONDS_PER_SCORE * d * (1 << max(d - 1, 0)) + SECONDS_PER_DP_UNIT * d * 3**d
     tables = 5 * d * (1 << d) * 8
     chunk = 8 * CHUNK_TERMS * 8
-    return seconds, tables + chunk + (64 << 20)
+    return seconds, tables + chunk + MEMORY_MARGIN
 
 
 def available_memory():

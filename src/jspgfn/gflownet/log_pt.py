@@ -83,34 +83,40 @@ class TrajectoryScorer:
     def trajectories_many(self, edge_lists, order_lists):
         """trajectories() of several graphs, their steps sharing network calls (about `chunk` graph states
         per call, so memory stays bounded): lists of [K_i, 2], [M_i, K_i] -> list of [M_i]."""
-        out = [np.zeros(len(orders)) for orders in order_lists]
+        out = [None] * len(order_lists)
         pending, size = [], 0
         for i, orders in enumerate(order_lists):
             pending.append(i)
             size += int(np.size(orders))
-            if size >= self.chunk or i == len(edge_lists) - 1:
-                self._score_orders([edge_lists[j] for j in pending], [order_lists[j] for j in pending], pending, out)
+            if size >= self.chunk or i == len(order_lists) - 1:
+                self._score_orders(edge_lists, order_lists, pending, out)
                 pending, size = [], 0
         return out
 
-    def _score_orders(self, edge_lists, order_lists, where, out):
-        """out[where[n]] = log P_phi of each order of graph n, from one batch of graph states."""
-        states, actions = [], []
-        for edges, orders in zip(edge_lists, order_lists):
-            orders = np.asarray(orders, np.int64)
-            m, k = orders.shape
-            # the graph before step t of each order: [M, K, d, d] -> [M K, d, d] (order-major, then step)
-            before = np.stack([_graphs_of(edges, orders[:, :t], self.d) for t in range(k)], axis=1)
-            states.append(before.reshape(m * k, self.d, self.d))
-            actions.append(edges[orders.reshape(-1)])
+    def _score_orders(self, edge_lists, order_lists, which, out):
+        """out[i] = log P_phi of each order of graph i, for i in which, from one batch of graph states."""
+        states = [_trajectory_states(edge_lists[i], np.asarray(order_lists[i], np.int64), self.d) for i in which]
+        actions = np.concatenate([edge_lists[i][np.asarray(order_lists[i]).reshape(-1)] for i in which])
         log_edges, _ = self.log_edges(np.concatenate(states))
-        act = np.concatenate(actions)
-        per_step = log_edges[np.arange(len(act)), act[:, 0], act[:, 1]]
+        per_step = log_edges[np.arange(len(actions)), actions[:, 0], actions[:, 1]]
         start = 0
-        for n, orders in zip(where, order_lists):
-            m, k = np.shape(orders)
-            out[n] = per_step[start : start + m * k].reshape(m, k).sum(axis=1)
+        for i in which:
+            m, k = np.shape(order_lists[i])
+            out[i] = per_step[start : start + m * k].reshape(m, k).sum(axis=1)
             start += m * k
+
+
+def _trajectory_states(edges, orders, d):
+    """The graph before each step of each order, built step by step: orders [M, K] -> uint8 [M K, d, d]
+    (order-major, then step)."""
+    m, k = orders.shape
+    graphs = np.zeros((m, k, d, d), np.uint8)
+    rows = np.arange(m)
+    for t in range(1, k):
+        graphs[:, t] = graphs[:, t - 1]
+        chosen = edges[orders[:, t - 1]]
+        graphs[rows, t, chosen[:, 0], chosen[:, 1]] = 1
+    return graphs.reshape(m * k, d, d)
 
 
 def beam_search_many(scorer, edge_lists, beam_size):
@@ -149,7 +155,7 @@ def beam_search(scorer, edges, beam_size):
 
 def _other_orders(k, top, rng, num_samples, max_tries):
     """num_samples uniform orders of k edges outside the set `top` (tuples): int [M, k]."""
-    if math.factorial(k) <= 5040:  # sample uniformly from the complement directly (same law as rejection)
+    if k <= 7:  # k! <= 5040: sample uniformly from the complement directly (same law as rejection)
         rest = [p for p in itertools.permutations(range(k)) if p not in top]
         return np.array([rest[i] for i in rng.integers(0, len(rest), num_samples)])
     accepted = []
