@@ -122,6 +122,13 @@ def test_cli_train_and_sample(data_dir, tmp_path, model):
     for key in ("model", "model_kwargs", "graph_prior", "seed", "wall_seconds", "hyperparameters", "provenance"):
         assert key in s.metadata
     assert np.all(np.isfinite(s.extras["log_prob_terminating"]))
+    assert s.metadata["log_pt"] == {"beam_size": 4, "mc_samples": 4, "proposal": "uniform"}
+    mixed = tmp_path / "mixture.npz"
+    args = ["sample", str(run), "--num", "16", "--log-pt", "--beam-size", "4", "--mc-samples", "4"]
+    assert cli_main(args + ["--log-pt-proposal", "mixture", "--out", str(mixed)]) == 0
+    m = load_samples(mixed)  # the same samples (same seed), another estimate of log P_T
+    np.testing.assert_array_equal(m.graphs, s.graphs)
+    assert np.all(np.isfinite(m.extras["log_prob_terminating"])) and m.metadata["log_pt"]["proposal"] == "mixture"
     if model != "mlp-gauss":
         assert np.all(s.theta[s.graphs == 0] == 0.0)
 

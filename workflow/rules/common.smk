@@ -492,4 +492,7 @@ def log_pt_args(wildcards):
     log_pt = experiment(wildcards)["log_pt"]
     if not log_pt["enabled"]:
         return []
-    return ["--log-pt", "--beam-size", str(log_pt["beam_size"]), "--mc-samples", str(log_pt["mc_samples"])]
+    args = ["--log-pt", "--beam-size", str(log_pt["beam_size"]), "--mc-samples", str(log_pt["mc_samples"])]
+    if log_pt["proposal"] != "uniform":  # the default adds no option, so runs sampled before it stay valid
+        args += ["--log-pt-proposal", log_pt["proposal"]]
+    return args

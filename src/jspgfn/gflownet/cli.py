@@ -87,6 +87,13 @@ def add_subcommands(sub):
     )
     p.add_argument("--beam-size", type=int, default=16)
     p.add_argument("--mc-samples", type=int, default=64)
+    p.add_argument(
+        "--log-pt-proposal",
+        choices=("uniform", "mixture"),
+        default="uniform",
+        help="Monte Carlo orders of the log P_T estimate: uniform (the paper's) or mixture (half drawn from the "
+        "policy; far closer on dense graphs, docs/decisions.md)",
+    )
     p.add_argument("--out", required=True, help="samples.npz to write")
     p.set_defaults(run=_run_sample)
 
@@ -132,6 +139,8 @@ def _run_sample(args):
     from jspgfn.gflownet.method import sample_run
     from jspgfn.samples import save_samples
 
-    samples = sample_run(args.run_dir, args.num, args.seed, args.log_pt, args.beam_size, args.mc_samples)
+    samples = sample_run(
+        args.run_dir, args.num, args.seed, args.log_pt, args.beam_size, args.mc_samples, args.log_pt_proposal
+    )
     save_samples(args.out, samples)
     print(f"wrote {args.out}: {samples.num_samples} samples")

@@ -31,11 +31,12 @@ def display_name(family):
     return f"{DISPLAY_NAME} ({family})"
 
 
-def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64):
+def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64, log_pt_proposal="uniform"):
     """PosteriorSamples of K = num pairs (G, theta) drawn from a trained run folder.
 
     log_pt: also estimate log P_T(G, theta) of each pair (beam search + Monte Carlo, appendix D.3.2),
-    stored as the extra array `log_prob_terminating` [K].
+    stored as the extra array `log_prob_terminating` [K]. log_pt_proposal: the Monte Carlo orders'
+    proposal, 'uniform' (the paper's) or 'mixture' (`log_pt.log_prob_graphs`).
     """
     import jax
 
@@ -56,7 +57,16 @@ def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64):
         from jspgfn.gflownet.log_pt import log_prob_terminating
 
         extras["log_prob_terminating"] = log_prob_terminating(
-            apply_fn, trainer.model, state.params, graphs, theta, seed, beam_size, mc_samples, trainer.cfg.max_parents
+            apply_fn,
+            trainer.model,
+            state.params,
+            graphs,
+            theta,
+            seed,
+            beam_size,
+            mc_samples,
+            trainer.cfg.max_parents,
+            log_pt_proposal,
         )
     metadata = {
         "method": "jspgfn",
@@ -78,7 +88,7 @@ def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64):
         "provenance": provenance.provenance(),
     }
     if log_pt:
-        metadata["log_pt"] = {"beam_size": beam_size, "mc_samples": mc_samples}
+        metadata["log_pt"] = {"beam_size": beam_size, "mc_samples": mc_samples, "proposal": log_pt_proposal}
     return PosteriorSamples(graphs=graphs, theta=np.asarray(theta, np.float64), metadata=metadata, extras=extras)
 
 
