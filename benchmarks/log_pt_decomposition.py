@@ -128,9 +128,10 @@ def main():
     print(f"  log R - log P_T = graph part + theta part; sd of the sum {np.std(log_r_sample - log_pt):10.1f}")
     print(f"  graph part ELBO(G) - log P_T(G):                 sd {graph_error.std():10.1f}")
     print(f"  theta part f(G, theta) - ELBO(G) at the samples:  sd {theta_error.std():10.1f}")
+    spread = f_draws.std(axis=1)
     print(
-        f"  within-graph sd of f over q's draws: median {np.median(f_draws.std(axis=1)):.1f}, "
-        f"range {f_draws.std(axis=1).min():.1f}-{f_draws.std(axis=1).max():.1f}"
+        f"  within-graph sd of f over q's draws: median {np.median(spread):.1f}, "
+        f"range {spread.min():.1f}-{spread.max():.1f}"
     )
     s, r = fit_line(elbo, log_pt_graph)
     print(f"graph part alone: log P_T(G) against ELBO(G): OLS slope {s:.3f}, r {r:.2f}; sd of ELBO(G) {elbo.std():.1f}")

@@ -95,13 +95,13 @@ class TrajectoryScorer:
             pending.append(i)
             size += int(np.size(orders))
             if size >= self.chunk or i == len(order_lists) - 1:
-                self._score_orders(edge_lists, order_lists, pending, out, out_z)
+                self._score_orders(edge_lists, order_lists, pending, out, out_z if with_log_z else None)
                 pending, size = [], 0
         return (out, out_z) if with_log_z else out
 
     def _score_orders(self, edge_lists, order_lists, which, out, out_z):
-        """out[i] = log P_phi of each order of graph i, out_z[i] its sum_t log Z_t, for i in which, from one
-        batch of graph states."""
+        """out[i] = log P_phi of each order of graph i (and out_z[i] its sum_t log Z_t unless out_z is None),
+        for i in which, from one batch of graph states."""
         states = [_trajectory_states(edge_lists[i], np.asarray(order_lists[i], np.int64), self.d) for i in which]
         actions = np.concatenate([edge_lists[i][np.asarray(order_lists[i]).reshape(-1)] for i in which])
         log_edges, _ = self.log_edges(np.concatenate(states))
@@ -111,6 +111,9 @@ class TrajectoryScorer:
             m, k = np.shape(order_lists[i])
             edges, block = edge_lists[i], slice(start, start + m * k)
             out[i] = per_step[block].reshape(m, k).sum(axis=1)
+            if out_z is None:
+                start += m * k
+                continue
             remaining = state[:, edges[:, 0], edges[:, 1]] == 0  # [M K, K]
             log_z = logsumexp(np.where(remaining, log_edges[block][:, edges[:, 0], edges[:, 1]], -np.inf), axis=1)
             out_z[i] = log_z.reshape(m, k).sum(axis=1)
@@ -218,27 +221,20 @@ def log_prob_graphs(scorer, graphs, rng, beam_size=16, num_samples=64, max_tries
         math.lgamma(len(e) + 1) + math.log1p(-math.exp(math.log(len(tops[i][0])) - math.lgamma(len(e) + 1)))
         for i, e in zip(sampled, sampled_edges)
     ]
-    if proposal == "uniform":
+    num_policy = num_samples - num_uniform
+    if proposal == "uniform" or num_policy == 0:  # a mixture of one order is the uniform estimate
         log_trajectories = scorer.trajectories_many(sampled_edges, order_lists)
         for i, rest, orders, log_tau in zip(sampled, log_rest, order_lists, log_trajectories):
             out[i] = np.logaddexp(out[i], rest + logsumexp(log_tau) - math.log(len(orders)))
         return out
-    num_policy = num_samples - num_uniform
     log_tau_u, log_z_u = scorer.trajectories_many(sampled_edges, order_lists, with_log_z=True)
-    drawn = _policy_orders(scorer, sampled_edges, rng, num_policy) if num_policy else [None] * len(sampled)
-    for n, i in enumerate(sampled):
-        log_p, log_q = [log_tau_u[n]], [log_tau_u[n] - log_z_u[n]]
-        log_u = [np.full(len(order_lists[n]), -log_rest[n])]
-        if drawn[n] is not None:
-            orders, log_tau_p, log_w_p = drawn[n]
-            outside = np.array([tuple(int(e) for e in order) not in top_sets[n] for order in orders])
-            log_p.append(np.where(outside, log_tau_p, -np.inf))
-            log_q.append(log_tau_p - log_w_p)
-            log_u.append(np.full(len(orders), -log_rest[n]))
-        log_p, log_q, log_u = (np.concatenate(a) for a in (log_p, log_q, log_u))
-        den = np.logaddexp(math.log(len(order_lists[n])) + log_u, math.log(max(num_policy, 1)) + log_q)
-        if not num_policy:
-            den = math.log(len(order_lists[n])) + log_u
+    drawn = _policy_orders(scorer, sampled_edges, rng, num_policy)
+    for n, (i, (orders, log_tau_p, log_w_p)) in enumerate(zip(sampled, drawn)):
+        outside = np.array([tuple(int(e) for e in order) not in top_sets[n] for order in orders])
+        log_p = np.concatenate([log_tau_u[n], np.where(outside, log_tau_p, -np.inf)])
+        log_q = np.concatenate([log_tau_u[n] - log_z_u[n], log_tau_p - log_w_p])  # the policy's density
+        # balance heuristic: M_u u(tau) + M_p q(tau), u = 1 / (K! - |top|) on orders outside the top
+        den = np.logaddexp(math.log(len(order_lists[n])) - log_rest[n], math.log(num_policy) + log_q)
         out[i] = np.logaddexp(out[i], logsumexp(log_p - den))
     return out
 
