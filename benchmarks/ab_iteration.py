@@ -1,7 +1,8 @@
 """Training iterations/s of two source trees of jspgfn, timed side by side (before/after a change).
 
   rm -rf /tmp/before && mkdir /tmp/before && git archive HEAD src | tar -x -C /tmp/before
-  .venv/bin/python benchmarks/ab_iteration.py /tmp/before/src src [--d 20] [--preset quick] [--set key=value ...]
+  .venv/bin/python benchmarks/ab_iteration.py /tmp/before/src src [--d 20] [--preset quick] [--model mlp-gauss]
+      [--set key=value ...]
 
 Each tree runs in its own worker process (this script with PYTHONPATH=tree, so `import jspgfn`
 loads that tree); once both have compiled, they time blocks of --iterations iterations (one
@@ -21,7 +22,8 @@ from pathlib import Path
 
 
 def worker(args):
-    """Build a Trainer (linear Gaussian, diag family, uniform graph prior), then answer "run N" lines."""
+    """Build a Trainer (--model on its own kind of data, diag family, uniform graph prior), then answer
+    "run N" lines."""
     import jax
     import numpy as np
 
@@ -33,8 +35,9 @@ def worker(args):
 
     overrides = {k: int(v) for k, v in (kv.split("=") for kv in args.set)}
     cfg = get_preset(args.preset, iterations_per_dispatch=args.iterations, **overrides)
-    x = generate("er2" if args.d > 5 else "er1", "linear", args.d, args.rows, 10, 0).train.astype(np.float32)
-    trainer = Trainer(cfg, get_model("lingauss"), get_graph_prior("uniform", args.d), "diag", x)
+    kind = "mlp" if args.model == "mlp-gauss" else "linear"
+    x = generate("er2" if args.d > 5 else "er1", kind, args.d, args.rows, 10, 0).train.astype(np.float32)
+    trainer = Trainer(cfg, get_model(args.model), get_graph_prior("uniform", args.d), "diag", x)
     state = trainer.init(0)
     state, _ = trainer.run_chunk(state, args.iterations)
     jax.block_until_ready(state)
@@ -55,6 +58,7 @@ def main():
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--preset", default="quick")
+    parser.add_argument("--model", default="lingauss", choices=["lingauss", "mlp-gauss"], help="likelihood model")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="training options (ints)")
     parser.add_argument("--iterations", type=int, default=20, help="iterations per timed block")
     parser.add_argument("--repeats", type=int, default=5, help="blocks of each tree")
@@ -66,7 +70,8 @@ def main():
         parser.error("give two source trees")
 
     command = [sys.executable, __file__, "--worker", "--d", str(args.d), "--rows", str(args.rows)]
-    command += ["--preset", args.preset, "--iterations", str(args.iterations), "--set", *args.set]
+    command += ["--preset", args.preset, "--model", args.model, "--iterations", str(args.iterations)]
+    command += ["--set", *args.set]
     procs = []
     for tree in args.trees:
         env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
@@ -74,7 +79,8 @@ def main():
         procs.append(proc)
         print(f"# {'AB'[len(procs) - 1]}: {json.loads(proc.stdout.readline())['ready']}", flush=True)
     print(
-        f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; d={args.d} preset {args.preset} {args.set}"
+        f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; d={args.d} preset {args.preset}"
+        f" model {args.model} {args.set}"
     )
     best, best_cpu = [0.0, 0.0], [float("inf")] * 2
     for _ in range(args.repeats):

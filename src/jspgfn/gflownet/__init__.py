@@ -5,6 +5,7 @@ Modules, one job each:
   networks   haiku backbone: graph network + self-attention -> g, u, v, w
   policy     forward-policy distributions: stop, edges, theta (diag / full / mlp)
   loss       SubTB loss over undirected paths of length 3 (+ optional score penalty)
+  rewards    log R(G, theta) batched over [B, S] (hand-batched linear and MLP Gaussian likelihoods)
   replay     fixed-size replay buffer of transitions (pure JAX)
   presets    smoke / quick / paper hyper-parameters (TrainConfig)
   core       one training iteration (act, store, sample, loss, Adam) and lax.scan chunks

@@ -24,8 +24,8 @@ import optax
 
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
+from jspgfn.gflownet.rewards import log_rewards
 from jspgfn.graphs import valid_actions_jax
-from jspgfn.models import LinearGaussian
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,43 +53,6 @@ def next_graphs(graphs, actions):
     d = graphs.shape[-1]
     onehot = jax.nn.one_hot(actions, d * d, dtype=graphs.dtype).reshape(graphs.shape)
     return graphs | onehot
-
-
-def log_rewards(model, graph_prior, theta_nodes, graphs, x, num_total, interventions=None):
-    """log R(G, theta) for theta [B, S, d, P] (node layout), graphs [B, d, d]: -> [B, S].
-
-    The likelihood of the M rows of x is scaled by num_total / M (unbiased mini-batch
-    estimate, section 3.5). Entries of x flagged in `interventions` [M, d] (hard
-    interventions) contribute no likelihood term. Without interventions the linear
-    Gaussian model uses the sufficient statistic X^T X (O(d^3) per theta instead of
-    O(M d^2)); otherwise model.log_likelihood is called.
-    """
-    scale = num_total / x.shape[0]
-    g = graphs.astype(jnp.float32)
-    if isinstance(model, LinearGaussian) and interventions is None:
-        loglik = _linear_gaussian_loglik(model, theta_nodes, g, x)
-    else:
-
-        def one(theta_n, graph):
-            return model.log_likelihood(model.from_node_params(theta_n), graph, x, interventions)
-
-        loglik = jax.vmap(lambda th, gr: jax.vmap(lambda t: one(t, gr))(th))(theta_nodes, g)
-
-    def prior(theta_n, graph):
-        return model.log_prior_theta(model.from_node_params(theta_n), graph)
-
-    log_prior = jax.vmap(lambda th, gr: jax.vmap(lambda t: prior(t, gr))(th))(theta_nodes, g)
-    return loglik * scale + log_prior + graph_prior.log_prob(g)[:, None]
-
-
-def _linear_gaussian_loglik(model, theta_nodes, graphs, x):
-    """sum_n log N(x_n | x_n (G * W), obs_var I) via X^T X: theta_nodes [B, S, d(j), d(i)] -> [B, S]."""
-    m, d = x.shape
-    xtx = x.T @ x  # [d, d]
-    w = jnp.swapaxes(theta_nodes, -1, -2) * graphs[:, None]  # [B, S, d(i), d(j)] weights i -> j
-    resid = jnp.eye(d) - w  # X - X W = X (I - W)
-    sse = jnp.einsum("bsij,ik,bskj->bs", resid, xtx, resid)  # tr((I-W)^T X^T X (I-W))
-    return -0.5 * sse / model.obs_var - 0.5 * m * d * jnp.log(2 * jnp.pi * model.obs_var)
 
 
 def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, num_total, cfg, interventions=None):
