@@ -164,7 +164,7 @@ def test_linear_fast_log_reward_matches_model():
 def test_mlp_fast_log_reward_matches_model():
     """The batched MLP likelihood (one matmul for all node MLPs) gives models.log_reward's values and
     gradients in theta, on graphs from empty to complete, with nonzero inactive weights (masked)."""
-    from jspgfn.gflownet.loss import log_rewards
+    from jspgfn.gflownet.rewards import log_rewards
     from jspgfn.models.base import log_reward
 
     d = 4

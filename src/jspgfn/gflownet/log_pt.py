@@ -111,12 +111,10 @@ class TrajectoryScorer:
             m, k = np.shape(order_lists[i])
             edges, block = edge_lists[i], slice(start, start + m * k)
             out[i] = per_step[block].reshape(m, k).sum(axis=1)
-            if out_z is None:
-                start += m * k
-                continue
-            remaining = state[:, edges[:, 0], edges[:, 1]] == 0  # [M K, K]
-            log_z = logsumexp(np.where(remaining, log_edges[block][:, edges[:, 0], edges[:, 1]], -np.inf), axis=1)
-            out_z[i] = log_z.reshape(m, k).sum(axis=1)
+            if out_z is not None:
+                remaining = state[:, edges[:, 0], edges[:, 1]] == 0  # [M K, K]
+                log_z = logsumexp(np.where(remaining, log_edges[block][:, edges[:, 0], edges[:, 1]], -np.inf), axis=1)
+                out_z[i] = log_z.reshape(m, k).sum(axis=1)
             start += m * k
 
 
