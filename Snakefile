@@ -45,6 +45,21 @@ include: "workflow/rules/capabilities.smk"
 include: "workflow/rules/figures.smk"
 
 
+# Rules that only read small tables and write a table or a figure (seconds each): on a cluster Snakemake
+# runs them itself instead of submitting them, since a queue wait costs more than the job.
+localrules:
+    all,
+    resolved_config,
+    aggregate,
+    aggregate_edges,
+    capabilities,
+    table_d1,
+    table_a1,
+    figure,
+    experiment_figure,
+    experiment_table,
+
+
 rule all:
     default_target: True
     input:

@@ -82,10 +82,10 @@ t_local=$(( $(date +%s) - t0 ))
 
 echo "ci: slurm: SLURM smoke run: snakemake --profile profiles/slurm --configfile config/smoke.yaml -> $out/slurm"
 t0=$(date +%s)
-# --jobs: this one-node cluster has $(nproc) CPUs; a short first status check (the profile's 20 s
-# suits a real cluster).
+# --jobs: as many as this one-node cluster's SLURM CPUs (4 per real one, start-cluster.sh); a short
+# first status check (the profile's 20 s suits a real cluster).
 "$bin/snakemake" --profile profiles/slurm --configfile config/smoke.yaml --config "${cfg_slurm[@]}" \
-    --jobs 4 --slurm-init-seconds-before-status-checks 5 \
+    --jobs $(( 4 * $(nproc) )) --slurm-init-seconds-before-status-checks 5 \
     >"$out/slurm.log" 2>&1 || { tail -n 40 "$out/slurm.log"; fail "the SLURM smoke run failed ($out/slurm.log)"; }
 t_slurm=$(( $(date +%s) - t0 ))
 submitted=$(grep -c "has been submitted with SLURM jobid" "$out/slurm.log")
