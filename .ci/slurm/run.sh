@@ -7,7 +7,9 @@
 #    slurm-client munge, munged, /etc/slurm/slurm.conf, slurmctld, slurmd -N localhost);
 # 2. run config/smoke.yaml locally and through `snakemake --profile profiles/slurm`, each into
 #    its own results root under results/ci-slurm/, and check that their metrics.csv are equal
-#    (.ci/slurm/compare_metrics.py: every column but wall time, paths relative to the root);
+#    (.ci/slurm/compare_metrics.py: every column but wall time, paths relative to the root).
+#    JSPGFN_SMOKE_RESULTS=DIR (set by .ci/run for `make test` too): the local run is the smoke test's,
+#    kept in DIR, when DIR/SMOKE_TEST_PASSED says that test passed; otherwise it runs here;
 # 3. fault test (.ci/slurm/fault-test.sh): scancel a JSP-GFN training job once it has written a
 #    checkpoint, rerun, and check that it resumed and that its samples equal an uninterrupted run's;
 # 4. stop every daemon it started, by PID (trap on exit), and remove the slurm.conf it wrote.
@@ -72,13 +74,22 @@ roots() {  # --config arguments for the results root $1
         workflow/schemas/config.schema.yaml 2>/dev/null && args+=("figures=$1/figures")
     printf '%s\n' "${args[@]}"
 }
-mapfile -t cfg_local < <(roots "$out/local")
 mapfile -t cfg_slurm < <(roots "$out/slurm")
-echo "ci: slurm: local smoke run -> $out/local"
-t0=$(date +%s)
-"$bin/snakemake" --cores "$(nproc)" --configfile config/smoke.yaml --config "${cfg_local[@]}" \
-    >"$out/local.log" 2>&1 || { tail -n 30 "$out/local.log"; fail "the local smoke run failed ($out/local.log)"; }
-t_local=$(( $(date +%s) - t0 ))
+local_root="$out/local"
+kept="${JSPGFN_SMOKE_RESULTS:-}"
+if [[ -n $kept && -f $kept/SMOKE_TEST_PASSED ]]; then
+    local_root="$kept"
+    local_note="the local run is the smoke test's, $kept"
+    echo "ci: slurm: local smoke run: the one of make test's smoke test, kept in $kept"
+else
+    [[ -z $kept ]] || echo "ci: slurm: $kept/SMOKE_TEST_PASSED missing (smoke test failed or not run): running the smoke preset locally"
+    mapfile -t cfg_local < <(roots "$local_root")
+    echo "ci: slurm: local smoke run -> $local_root"
+    t0=$(date +%s)
+    "$bin/snakemake" --cores "$(nproc)" --configfile config/smoke.yaml --config "${cfg_local[@]}" \
+        >"$out/local.log" 2>&1 || { tail -n 30 "$out/local.log"; fail "the local smoke run failed ($out/local.log)"; }
+    local_note="the local run took $(( $(date +%s) - t0 )) s"
+fi
 
 echo "ci: slurm: SLURM smoke run: snakemake --profile profiles/slurm --configfile config/smoke.yaml -> $out/slurm"
 t0=$(date +%s)
@@ -90,9 +101,9 @@ t0=$(date +%s)
 t_slurm=$(( $(date +%s) - t0 ))
 submitted=$(grep -c "has been submitted with SLURM jobid" "$out/slurm.log")
 [[ $submitted -gt 0 ]] || fail "the SLURM smoke run submitted no job to SLURM ($out/slurm.log)"
-echo "ci: slurm: $submitted jobs ran through sbatch ($t_slurm s; the local run took $t_local s)"
+echo "ci: slurm: $submitted jobs ran through sbatch ($t_slurm s; $local_note)"
 
-"$bin/python" "$here/compare_metrics.py" "$out/local" "$out/slurm" \
+"$bin/python" "$here/compare_metrics.py" "$local_root" "$out/slurm" \
     || fail "the SLURM run's metrics differ from the local run's"
 
 # ------------------------------------------------------------------ 3. fault test
