@@ -334,11 +334,12 @@ def test_smoke_preset_end_to_end(tmp_path):
         results_root, figures, roots = workdir / "results", workdir / smoke["figures"], []
     result = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml", *roots)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    results = results_root / "smoke"
 
     experiment = smoke["experiments"]["small_graphs"]
     methods = experiment["methods"]
     datasets = [str(experiment.get("first_seed", 0) + i) for i in range(experiment["num_datasets"])]
-    out = results_root / "smoke" / "small_graphs"
+    out = results / "small_graphs"
 
     # Every intermediate file of the contract exists.
     for dataset in datasets:
@@ -348,7 +349,7 @@ def test_smoke_preset_end_to_end(tmp_path):
         for method in methods:
             assert (out / "samples" / method / f"{dataset}.npz").is_file()
             assert (out / "metrics" / method / f"{dataset}.json").is_file()
-    resolved = yaml.safe_load((results_root / "smoke" / "config.yaml").read_text())
+    resolved = yaml.safe_load((results / "config.yaml").read_text())
     assert resolved["preset"] == "smoke"
     assert resolved["methods"]["exact"]["name"] == "exact"  # defaults filled in
 
@@ -400,7 +401,7 @@ def test_smoke_preset_end_to_end(tmp_path):
     # log P_T estimates of JSP-GFN's MLP samples, and their figures.
     for eid in ("larger_graphs_linear", "larger_graphs_mlp"):
         larger = smoke["experiments"][eid]
-        with open(results_root / "smoke" / eid / "metrics.csv", newline="") as handle:
+        with open(results / eid / "metrics.csv", newline="") as handle:
             rows = list(csv.DictReader(handle))
         assert {row["label"] for row in rows} == set(larger["methods"]), eid
         for row in rows:
@@ -410,7 +411,7 @@ def test_smoke_preset_end_to_end(tmp_path):
                     continue
                 assert math.isfinite(float(row[column])), (eid, column, row)
             assert not row.get("edge_rmse"), row  # nothing against an exact posterior at this size
-    with open(results_root / "smoke" / "larger_graphs_mlp" / "log_pt.csv", newline="") as handle:
+    with open(results / "larger_graphs_mlp" / "log_pt.csv", newline="") as handle:
         points = list(csv.DictReader(handle))
     assert points and {row["label"] for row in points} == {"jspgfn-mlp"}
     assert all(math.isfinite(float(row["log_pt"])) and math.isfinite(float(row["log_reward"])) for row in points)
@@ -422,7 +423,6 @@ def test_smoke_preset_end_to_end(tmp_path):
 
     # The real-data experiments (Figure 4): interventional NLL of every run, E-SHD and AUROC against the
     # Sachs consensus network, log P_T of JSP-GFN's Sachs samples, edge marginals with the protein names.
-    results = results_root / "smoke"
     for eid in ("sachs", "gene_expression"):
         with open(results / eid / "metrics.csv", newline="") as handle:
             rows = list(csv.DictReader(handle))
