@@ -143,7 +143,7 @@ def main():
     # Representative inputs of the pieces.
     params, key = state.params, jax.random.PRNGKey(1)
     x = jnp.asarray(x_np)
-    graphs, actions = replaylib.sample(state.replay, key, b)
+    graphs, actions, _ = replaylib.sample(state.replay, key, b)
     both = jnp.concatenate([graphs, next_graphs(graphs, actions)], axis=0)  # [2B, d, d]
     out = trainer.network.apply(params, both)
     node_mask = policy.node_mask_of(model, both)
@@ -161,7 +161,7 @@ def main():
         def body(rep, kk):
             adds = jnp.zeros(cfg.num_envs, jnp.int32), jnp.ones(cfg.num_envs, bool)
             rep = replaylib.add(rep, state.env.adjacency, *adds)
-            graphs, acts = replaylib.sample(rep, kk, b)
+            graphs, acts, _ = replaylib.sample(rep, kk, b)
             return rep, graphs.sum() + acts.sum()
 
         return jax.lax.scan(body, rep, jax.random.split(k, args.calls))

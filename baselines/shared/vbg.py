@@ -249,7 +249,7 @@ class VBGTrainer:
         params = self.network.init(k_init, jnp.zeros((1, self.d, self.d), jnp.uint8))
         env = envlib.reset(self.num_envs, self.d)
         replay = replaylib.init(self.replay_capacity, self.d)
-        env, replay = prefill_replay(env, replay, k_fill, self.prefill, None)
+        env, replay, _ = prefill_replay(env, replay, k_fill, self.prefill, None)
         return State(params, self.optimizer.init(params), env, replay, key, jnp.zeros((), jnp.int32))
 
     def epsilon(self, step):
@@ -281,7 +281,7 @@ class VBGTrainer:
         actions = self.act(state.params, state.env, k_act, epsilon)
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
-        graphs, acts = replaylib.sample(replay, k_rep, self.batch_size)
+        graphs, acts, _ = replaylib.sample(replay, k_rep, self.batch_size)
         (_, metrics), grads = jax.value_and_grad(db_loss, has_aux=True)(
             state.params, self.network.apply, log_reward_fn, graphs, acts, self.huber_delta
         )

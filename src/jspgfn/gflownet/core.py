@@ -18,7 +18,8 @@ import optax
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
 from jspgfn.gflownet import replay as replaylib
-from jspgfn.gflownet.loss import LossConfig, subtb_loss
+from jspgfn.gflownet import trajectories as trajlib
+from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss
 from jspgfn.gflownet.networks import NetConfig, make_network
 
 
@@ -29,6 +30,8 @@ class TrainState(NamedTuple):
     replay: replaylib.Replay
     key: jax.Array  # uint32 [2]
     step: jax.Array  # int32 [], optimisation steps done
+    trajectories: trajlib.Trajectories | None = None  # only with the trajectory term (trajectory_balance > 0)
+    priorities: jax.Array | None = None  # float [C], only with prioritised replay (replay_priority > 0)
 
 
 def net_config(cfg, family):
@@ -55,6 +58,8 @@ def loss_config(cfg):
         max_parents=cfg.max_parents,
         noise_pool=cfg.noise_pool,
         theta_elbo=cfg.theta_elbo,
+        trajectory_balance=cfg.trajectory_balance,
+        trajectory_huber_delta=cfg.trajectory_huber_delta,
     )
 
 
@@ -112,8 +117,10 @@ class Trainer:
         opt_state = self.optimizer.init(params)
         env = envlib.reset(cfg.num_envs, d)
         replay = replaylib.init(cfg.replay_capacity, d)
-        env, replay = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents)
-        return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32))
+        traj = trajlib.init(cfg.num_envs, cfg.trajectory_capacity, d) if cfg.trajectory_balance > 0 else None
+        env, replay, traj = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents, traj)
+        priorities = replaylib.init_priorities(cfg.replay_capacity) if cfg.replay_priority > 0 else None
+        return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32), traj, priorities)
 
     def act(self, params, env, key, epsilon):
         """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]."""
@@ -127,20 +134,29 @@ class Trainer:
         logits = jnp.where(explore[:, None], uniform, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
 
-    def loss(self, params, graphs, actions, key, x, interventions=None):
-        return subtb_loss(
-            params,
-            self.network.apply,
-            self.model,
-            self.graph_prior,
-            graphs,
-            actions,
-            key,
-            x,
-            self.data.shape[0],
-            loss_config(self.cfg),
-            interventions,
+    def loss(self, params, graphs, actions, key, x, interventions=None, trajectories=None):
+        """The SubTB loss on replayed transitions, plus (trajectories = (actions [K, T], length [K]),
+        with trajectory_balance > 0) the whole-trajectory term."""
+        cfg = loss_config(self.cfg)
+        args = (self.model, self.graph_prior)
+        loss, metrics = subtb_loss(
+            params, self.network.apply, *args, graphs, actions, key, x, self.data.shape[0], cfg, interventions
         )
+        if trajectories is not None:
+            term, abs_delta = trajectory_loss(
+                params,
+                self.network.apply,
+                *args,
+                *trajectories,
+                jax.random.fold_in(key, 1),
+                x,
+                self.data.shape[0],
+                cfg,
+                interventions,
+            )
+            loss = loss + cfg.trajectory_balance * term
+            metrics = {**metrics, "trajectory_loss": term, "trajectory_abs_delta": abs_delta, "loss": loss}
+        return loss, metrics
 
     def iteration(self, state, _=None):
         cfg = self.cfg
@@ -148,7 +164,18 @@ class Trainer:
         actions = self.act(state.params, state.env, k_act, exploration(cfg, state.step))
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
-        graphs, acts = replaylib.sample(replay, k_rep, cfg.batch_size)
+        priorities = state.priorities
+        if priorities is None:
+            graphs, acts, _ = replaylib.sample(replay, k_rep, cfg.batch_size)
+        else:
+            priorities = replaylib.add_priorities(priorities, state.replay, ~is_stop)
+            graphs, acts, idx = replaylib.sample_prioritised(
+                replay, priorities, k_rep, cfg.batch_size, cfg.replay_priority
+            )
+        traj, traj_batch = state.trajectories, None
+        if traj is not None:  # its keys are folded in, so runs without the term keep their random streams
+            traj = trajlib.record(traj, actions, is_stop)
+            traj_batch = trajlib.sample(traj, jax.random.fold_in(k_rep, 1), cfg.trajectory_batch)
         x = jnp.asarray(self.data, jnp.float32)
         interventions = None if self.interventions is None else jnp.asarray(self.interventions, jnp.float32)
         if cfg.minibatch_rows is not None and cfg.minibatch_rows < x.shape[0]:
@@ -156,11 +183,14 @@ class Trainer:
             x = x[rows]
             interventions = None if interventions is None else interventions[rows]
         (loss, metrics), grads = jax.value_and_grad(self.loss, has_aux=True)(
-            state.params, graphs, acts, k_theta, x, interventions
+            state.params, graphs, acts, k_theta, x, interventions, traj_batch
         )
+        per_transition = metrics.pop("per_transition")
+        if priorities is not None:
+            priorities = replaylib.update_priorities(priorities, idx, per_transition)
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        new = TrainState(params, opt_state, env, replay, key, state.step + 1)
+        new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities)
         return new, metrics
 
     @functools.partial(jax.jit, static_argnums=(0, 2))
@@ -177,17 +207,19 @@ class Trainer:
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
-def prefill_replay(env, replay, key, steps, max_parents):
-    """Fill the replay buffer with `steps` uniform-policy steps of every environment."""
+def prefill_replay(env, replay, key, steps, max_parents, traj=None):
+    """Fill the replay buffer with `steps` uniform-policy steps of every environment (and record the
+    trajectories in `traj`, when given): (env, replay, traj)."""
 
     def body(carry, k):
-        env, replay = carry
+        env, replay, traj = carry
         amask = envlib.action_mask(env, max_parents)
         actions = jax.random.categorical(k, jnp.where(amask, 0.0, -jnp.inf)).astype(jnp.int32)
         new_env, is_stop = envlib.step(env, actions)
-        return (new_env, replaylib.add(replay, env.adjacency, actions, ~is_stop)), None
+        traj = None if traj is None else trajlib.record(traj, actions, is_stop)
+        return (new_env, replaylib.add(replay, env.adjacency, actions, ~is_stop), traj), None
 
     if steps == 0:
-        return env, replay
-    (env, replay), _ = jax.lax.scan(body, (env, replay), jax.random.split(key, steps))
-    return env, replay
+        return env, replay, traj
+    (env, replay, traj), _ = jax.lax.scan(body, (env, replay, traj), jax.random.split(key, steps))
+    return env, replay, traj

@@ -14,6 +14,9 @@ normalised by the number of active parameters (guarded: >= 1) and by N^2.
 Optional (`theta_elbo` > 0, beyond the paper): a variational term that fits
 q(theta | G) directly, theta_elbo * mean over the 2B graphs of
 -(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
+Optional (`trajectory_balance` > 0, beyond the paper): the same SubTB condition over the undirected
+path (G_0, theta_0) <- (G_0, .) -> G_1 -> ... -> (G_K, .) -> (G_K, theta_K) of whole trajectories
+from the empty graph G_0 (see `trajectory_loss`).
 """
 
 import dataclasses
@@ -37,6 +40,8 @@ class LossConfig:
     max_parents: int | None = None
     noise_pool: int = 0  # 0: i.i.d. theta noise; k: pooled noise (policy.standard_normal)
     theta_elbo: float = 0.0  # weight of the auxiliary ELBO term on q(theta | G) (0: off, the paper's loss)
+    trajectory_balance: float = 0.0  # weight of the whole-trajectory SubTB term (0: off, the paper's loss)
+    trajectory_huber_delta: float = 1.0  # Huber threshold of that term
 
 
 def uniform_log_pb(num_edges_next):
@@ -98,7 +103,8 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
     rhs = log_r[:b][:, :, None] + log_pf[:, None, None] + log_pt[b:][:, None, :]
     delta = (lhs - rhs) / cfg.residual_scale
     loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
-    metrics = {"subtb_loss": loss, "abs_delta": jnp.mean(jnp.abs(delta))}
+    per_transition = jax.lax.stop_gradient(jnp.mean(jnp.abs(delta), axis=(1, 2)))  # [B], replay priorities
+    metrics = {"subtb_loss": loss, "abs_delta": jnp.mean(jnp.abs(delta)), "per_transition": per_transition}
 
     if cfg.theta_elbo > 0:
         elbo = elbo_term(out, log_r_grad, node_mask, num_total)
@@ -148,3 +154,48 @@ def score_penalty(out, model, graph_prior, theta, graphs, node_mask, x, num_tota
     num_active = jnp.maximum(node_mask.sum(axis=(-2, -1)), 1.0)[:, None]  # [2B, 1]
     per = jnp.sum(diff**2, axis=(-2, -1)) / num_active
     return jnp.mean(per) / jnp.maximum(float(num_total), 1.0) ** 2
+
+
+def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, x, num_total, cfg, interventions=None):
+    """SubTB over whole trajectories G_0 = empty -> G_1 -> ... -> G_K (beyond the paper).
+
+    The condition of the length-3 paths (module docstring), written for the undirected path
+    (G_0, theta_0) <- (G_0, .) -> ... -> (G_K, .) -> (G_K, theta_K): with f(G, theta) = log R(G, theta)
+    - log q(theta | G) - log P(stop | G),
+      delta[s, t] = f(G_K, theta_t) - f(G_0, theta_s) + sum_k log P_B(G_k | G_k+1) - sum_k log P_F(G_k+1 | G_k),
+    the sum of the K transitions' residuals (intermediate theta cancel). Its gradient reaches every
+    transition of the trajectory at once, so an excess of flow into a region of low reward is
+    corrected where it enters, not only where it meets a complete DAG (forced stop) and from there
+    back one transition per update (docs/decisions.md, "JSP-GFN beyond d=5").
+
+    Args: actions int32 [K, T] (edge actions, T = d(d-1)/2), length int32 [K]; the rest as `subtb_loss`.
+    Returns: (mean Huber loss of delta / residual_scale, mean |delta|).
+    """
+    from jspgfn.gflownet.trajectories import states_along
+
+    k, t = actions.shape
+    d = x.shape[1]
+    s = cfg.num_theta_samples
+    states = states_along(actions, length, d)  # [K, T+1, d, d]
+    flat = states.reshape(k * (t + 1), d, d)
+    out = apply_fn(params, flat)
+    emask = valid_actions_jax(flat, envlib.closure_of(flat), cfg.max_parents)
+    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
+    log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
+    taken = jnp.arange(t)[None, :] < length[:, None]
+    log_pf = jnp.sum(jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0), 1)
+    log_pb = -jax.scipy.special.gammaln(length.astype(jnp.float32) + 1.0)  # uniform P_B: -log K!
+
+    ends = jnp.concatenate([jnp.zeros((k,), jnp.int32), length]) + jnp.tile(jnp.arange(k) * (t + 1), 2)  # [2K]
+    end_out = jax.tree_util.tree_map(lambda a: a[ends], out)
+    end_graphs = flat[ends]  # G_0 of each trajectory, then G_K
+    node_mask = policy.node_mask_of(model, end_graphs)
+    theta = jax.lax.stop_gradient(
+        policy.sample_theta(key, jax.lax.stop_gradient(end_out), node_mask, s, cfg.noise_pool, groups=2)
+    )
+    log_q = policy.theta_log_prob(end_out, theta, node_mask)  # [2K, S]
+    log_r = log_rewards(model, graph_prior, theta, end_graphs, x, num_total, interventions)
+    f = log_r - log_q - log_stop[ends][:, None]  # [2K, S]
+    delta = f[k:][:, None, :] - f[:k][:, :, None] + (log_pb - log_pf)[:, None, None]  # [K, S, S']
+    delta = delta / cfg.residual_scale
+    return jnp.mean(optax.huber_loss(delta, delta=cfg.trajectory_huber_delta)), jnp.mean(jnp.abs(delta))

@@ -24,6 +24,9 @@ class TrainConfig:
     # acting and replay (Algorithm 1)
     num_envs: int = 8  # environments stepped per iteration
     replay_capacity: int = 100_000
+    replay_priority: float = (
+        0.0  # alpha of prioritised replay by |residual| (0: uniform, the paper's), beyond the paper
+    )
     prefill: int = 1000  # uniform acting steps before training
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
@@ -36,6 +39,12 @@ class TrainConfig:
     huber_delta: float = 1.0
     penalty: float = 0.0
     theta_elbo: float = 0.0  # auxiliary ELBO term on q(theta | G), beyond the paper (loss.elbo_term)
+    trajectory_balance: float = (
+        0.0  # weight of the whole-trajectory SubTB term, beyond the paper (loss.trajectory_loss)
+    )
+    trajectory_batch: int = 4  # trajectories per update for that term
+    trajectory_huber_delta: float = 1.0  # Huber threshold of that term
+    trajectory_capacity: int = 1000  # finished trajectories kept for it (the most recent)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     max_parents: int | None = None
     # optimiser
@@ -96,11 +105,24 @@ _RANGES = {
             "init_scale",
             "residual_scale",
             "logit_scale",
+            "trajectory_batch",
+            "trajectory_capacity",
+            "trajectory_huber_delta",
         ),
         _POSITIVE,
     ),
     **dict.fromkeys(
-        ("prefill", "warmup", "noise_pool", "penalty", "theta_elbo", "checkpoint_every_seconds"), _NON_NEGATIVE
+        (
+            "prefill",
+            "warmup",
+            "noise_pool",
+            "penalty",
+            "theta_elbo",
+            "trajectory_balance",
+            "replay_priority",
+            "checkpoint_every_seconds",
+        ),
+        _NON_NEGATIVE,
     ),
     **dict.fromkeys(
         ("exploration_start", "exploration_end", "exploration_fraction", "end_learning_rate_factor"), _UNIT

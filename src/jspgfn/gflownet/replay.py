@@ -3,6 +3,12 @@
 Only G (uint8 [C, d, d]) and the edge action (int32 [C]) are stored; G' and the
 masks are recomputed in the loss. theta is never stored: it is drawn on-policy
 when the loss is evaluated (appendix "Sampling distribution").
+
+Sampling is uniform (the paper's), or prioritised (beyond the paper): with `priorities` float [C]
+(the last mean |residual| of each transition, new ones at the largest so far), a transition is drawn
+with probability proportional to priority ** alpha. The SubTB conditions have the same solution under
+any sampling distribution of full support (section 3.3 of the paper), so no importance weights are
+needed; see docs/decisions.md, "JSP-GFN beyond d=5".
 """
 
 from typing import NamedTuple
@@ -42,6 +48,38 @@ def add(replay, graphs, actions, valid):
 
 
 def sample(replay, key, batch_size):
-    """Uniform sample (with replacement) of stored transitions: (graphs [B, d, d], actions [B])."""
+    """Uniform sample (with replacement) of stored transitions: (graphs [B, d, d], actions [B], indices [B])."""
     idx = jax.random.randint(key, (batch_size,), 0, jnp.maximum(replay.size, 1))
-    return replay.graphs[idx], replay.actions[idx]
+    return replay.graphs[idx], replay.actions[idx], idx
+
+
+def init_priorities(capacity):
+    return jnp.ones((capacity,), jnp.float32)
+
+
+def add_priorities(priorities, replay, valid):
+    """The priorities after `add(replay, ..., valid)`: new transitions get the largest stored priority.
+    priorities float [C]; replay: the buffer BEFORE the add; valid bool [B]."""
+    capacity = priorities.shape[0]
+    valid = valid.astype(jnp.int32)
+    offsets = jnp.cumsum(valid) - valid
+    positions = jnp.where(valid > 0, (replay.index + offsets) % capacity, capacity)
+    stored = jnp.arange(capacity) < replay.size
+    top = jnp.max(jnp.where(stored, priorities, 1.0))
+    return priorities.at[positions].set(top, mode="drop")
+
+
+def sample_prioritised(replay, priorities, key, batch_size, alpha):
+    """Sample (with replacement) with probability proportional to priorities ** alpha among the stored
+    transitions: (graphs [B, d, d], actions [B], indices [B]). O(C) per call (a cumulative sum)."""
+    capacity = priorities.shape[0]
+    weights = jnp.where(jnp.arange(capacity) < jnp.maximum(replay.size, 1), priorities**alpha, 0.0)
+    cumulative = jnp.cumsum(weights)
+    u = jax.random.uniform(key, (batch_size,)) * cumulative[-1]
+    idx = jnp.minimum(jnp.searchsorted(cumulative, u, side="right"), jnp.maximum(replay.size, 1) - 1)
+    return replay.graphs[idx], replay.actions[idx], idx
+
+
+def update_priorities(priorities, indices, residuals, floor=1e-3):
+    """Set the priorities of the sampled transitions indices [B] to their mean |residual| [B] (+ floor)."""
+    return priorities.at[indices].set(jnp.abs(residuals) + floor)
