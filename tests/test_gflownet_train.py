@@ -73,6 +73,21 @@ def test_same_seed_same_result_and_resume(data_dir, tmp_path):
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(a), _leaves(d)))
 
 
+def test_beyond_paper_replay_options_resume_bit_for_bit(data_dir, tmp_path):
+    """Prioritised replay and the trajectory term keep their state (priorities, trajectory buffer) in the
+    checkpoint: an interrupted run resumes to the same result, and the options change the result."""
+    options = {**TINY, "replay_priority": 1.0, "trajectory_balance": 1.0, "trajectory_batch": 2}
+    _, a, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    assert a.priorities is not None and a.trajectories is not None and int(a.trajectories.size) > 0
+    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
+    _, c, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
+    for x, y in zip(_leaves(a), _leaves(c)):
+        np.testing.assert_array_equal(x, y)
+    _, plain, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
+    assert plain.priorities is None and plain.trajectories is None
+    assert any(not np.array_equal(x, y) for x, y in zip(_leaves(plain.params), _leaves(a.params)))
+
+
 EXPECTED = {
     "lingauss-diag": ("lingauss", "diag"),
     "lingauss-full": ("lingauss", "full"),

@@ -143,3 +143,30 @@ def test_recorded_trajectories_rebuild_the_environments_graphs():
     final = trajlib.states_along(traj.actions[:stored], traj.length[:stored], d)
     final = np.asarray(final[jnp.arange(stored), traj.length[:stored]])
     np.testing.assert_array_equal(final, expected)
+
+
+def test_prioritised_replay_draws_in_proportion_to_priority():
+    from jspgfn.gflownet import replay as replaylib
+
+    capacity, d = 64, 3
+    replay = replaylib.init(capacity, d)
+    graphs = jnp.zeros((40, d, d), jnp.uint8)
+    valid = jnp.ones((40,), bool)
+    priorities = replaylib.add_priorities(replaylib.init_priorities(capacity), replay, valid)
+    replay = replaylib.add(replay, graphs, jnp.arange(40, dtype=jnp.int32), valid)
+    assert np.all(np.asarray(priorities[:40]) == 1.0)  # new transitions: the largest priority (1 at first)
+    rng = np.random.default_rng(0)
+    values = rng.uniform(0.1, 3.0, size=40)
+    priorities = replaylib.update_priorities(priorities, jnp.arange(40), jnp.asarray(values), floor=0.0)
+    alpha = 0.7
+    num = 200_000
+    _, actions, idx = replaylib.sample_prioritised(replay, priorities, jax.random.PRNGKey(0), num, alpha)
+    np.testing.assert_array_equal(np.asarray(actions), np.asarray(idx))
+    counts = np.bincount(np.asarray(idx), minlength=capacity)
+    assert counts[40:].sum() == 0  # never an empty slot
+    p = values**alpha / np.sum(values**alpha)
+    z = (counts[:40] - num * p) / np.sqrt(num * p * (1 - p))
+    assert np.max(np.abs(z)) < 4.5
+    # a later transition enters at the largest stored priority
+    later = replaylib.add_priorities(priorities, replay, jnp.array([True]))
+    assert float(later[40]) == float(np.max(values).astype(np.float32))

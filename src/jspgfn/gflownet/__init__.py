@@ -6,13 +6,15 @@ Modules, one job each:
   policy     forward-policy distributions: stop, edges, theta (diag / full / mlp)
   loss       SubTB loss over undirected paths of length 3 (+ optional score penalty)
   rewards    log R(G, theta) batched over [B, S] (hand-batched linear and MLP Gaussian likelihoods)
-  replay     fixed-size replay buffer of transitions (pure JAX)
+  replay     fixed-size replay buffer of transitions (pure JAX), uniform or prioritised sampling
+  trajectories  whole acting trajectories, for the optional trajectory term (beyond the paper)
   presets    smoke / quick / paper hyper-parameters (TrainConfig)
   core       one training iteration (act, store, sample, loss, Adam) and lax.scan chunks
   train      run folders: config, provenance, progress bar, checkpoints, resume
   checkpoint atomic .npz checkpoints of the training state
   sample     sampling (G, theta) and graphs only
   log_pt     beam-search + Monte Carlo estimate of log P_T(G, theta)
+  exact_flows  exact P_T and state flows over every DAG (d <= 5), and the optimal flows of a target
   method     JSP-GFN behind the baselines' interface: capabilities, fit(), sample_run()
   cli        `jspgfn train` and `jspgfn sample`
 
