@@ -59,7 +59,7 @@ def loss_config(cfg):
         noise_pool=cfg.noise_pool,
         theta_elbo=cfg.theta_elbo,
         trajectory_balance=cfg.trajectory_balance,
-        trajectory_huber_delta=cfg.trajectory_huber_delta,
+        trajectory_lambda=cfg.trajectory_lambda,
     )
 
 

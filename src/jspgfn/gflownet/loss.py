@@ -41,7 +41,7 @@ class LossConfig:
     noise_pool: int = 0  # 0: i.i.d. theta noise; k: pooled noise (policy.standard_normal)
     theta_elbo: float = 0.0  # weight of the auxiliary ELBO term on q(theta | G) (0: off, the paper's loss)
     trajectory_balance: float = 0.0  # weight of the whole-trajectory SubTB term (0: off, the paper's loss)
-    trajectory_huber_delta: float = 1.0  # Huber threshold of that term
+    trajectory_lambda: float = 1.0  # SubTB(lambda) weight of a sub-trajectory of n transitions: lambda ** (n - 1)
 
 
 def uniform_log_pb(num_edges_next):
@@ -157,19 +157,20 @@ def score_penalty(out, model, graph_prior, theta, graphs, node_mask, x, num_tota
 
 
 def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, x, num_total, cfg, interventions=None):
-    """SubTB over whole trajectories G_0 = empty -> G_1 -> ... -> G_K (beyond the paper).
+    """SubTB(lambda) over the sub-trajectories of whole trajectories G_0 = empty -> ... -> G_L (beyond the paper).
 
-    The condition of the length-3 paths (module docstring), written for the undirected path
-    (G_0, theta_0) <- (G_0, .) -> ... -> (G_K, .) -> (G_K, theta_K): with f(G, theta) = log R(G, theta)
-    - log q(theta | G) - log P(stop | G),
-      delta[s, t] = f(G_K, theta_t) - f(G_0, theta_s) + sum_k log P_B(G_k | G_k+1) - sum_k log P_F(G_k+1 | G_k),
-    the sum of the K transitions' residuals (intermediate theta cancel). Its gradient reaches every
-    transition of the trajectory at once, so an excess of flow into a region of low reward is
-    corrected where it enters, not only where it meets a complete DAG (forced stop) and from there
-    back one transition per update (docs/decisions.md, "JSP-GFN beyond d=5").
+    The condition of the length-3 paths (module docstring), written for every undirected path
+    (G_i, theta_i) <- (G_i, .) -> ... -> (G_j, .) -> (G_j, theta_j), i < j <= L: with
+    f(G, theta) = log R(G, theta) - log q(theta | G) - log P(stop | G),
+      delta[i, j, s] = f(G_j, theta_j,s) - f(G_i, theta_i,s) + sum_{i<=k<j} (log P_B(G_k | G_k+1) - log P_F(G_k+1 | G_k)),
+    (the sum of the transitions' residuals between i and j), weighted by trajectory_lambda ** (j - i - 1) and
+    normalised per trajectory (Madan et al. 2023's SubTB(lambda)); lambda = 1 weighs every pair alike. Long
+    pairs reach every transition between their ends at once, so an excess of flow into a region of low
+    reward meets the reward where it enters, not only where it ends at a complete DAG (forced stop) and
+    from there back one transition per update (docs/jspgfn-beyond-d5.md).
 
     Args: actions int32 [K, T] (edge actions, T = d(d-1)/2), length int32 [K]; the rest as `subtb_loss`.
-    Returns: (mean Huber loss of delta / residual_scale, mean |delta|).
+    Returns: (loss, mean |delta| over the weighted pairs).
     """
     from jspgfn.gflownet.trajectories import states_along
 
@@ -182,20 +183,23 @@ def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, 
     emask = valid_actions_jax(flat, envlib.closure_of(flat), cfg.max_parents)
     log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
     log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
-    taken = jnp.arange(t)[None, :] < length[:, None]
-    log_pf = jnp.sum(jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0), 1)
-    log_pb = -jax.scipy.special.gammaln(length.astype(jnp.float32) + 1.0)  # uniform P_B: -log K!
+    taken = jnp.arange(t)[None, :] < length[:, None]  # [K, T]
+    log_pf = jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0)
+    log_pb = jnp.where(taken, -jnp.log(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)  # 1 / |G_k+1| edges
+    flow = jnp.concatenate([jnp.zeros((k, 1)), jnp.cumsum(log_pb - log_pf, axis=1)], axis=1)  # [K, T+1]
 
-    ends = jnp.concatenate([jnp.zeros((k,), jnp.int32), length]) + jnp.tile(jnp.arange(k) * (t + 1), 2)  # [2K]
-    end_out = jax.tree_util.tree_map(lambda a: a[ends], out)
-    end_graphs = flat[ends]  # G_0 of each trajectory, then G_K
-    node_mask = policy.node_mask_of(model, end_graphs)
-    theta = jax.lax.stop_gradient(
-        policy.sample_theta(key, jax.lax.stop_gradient(end_out), node_mask, s, cfg.noise_pool, groups=2)
-    )
-    log_q = policy.theta_log_prob(end_out, theta, node_mask)  # [2K, S]
-    log_r = log_rewards(model, graph_prior, theta, end_graphs, x, num_total, interventions)
-    f = log_r - log_q - log_stop[ends][:, None]  # [2K, S]
-    delta = f[k:][:, None, :] - f[:k][:, :, None] + (log_pb - log_pf)[:, None, None]  # [K, S, S']
-    delta = delta / cfg.residual_scale
-    return jnp.mean(optax.huber_loss(delta, delta=cfg.trajectory_huber_delta)), jnp.mean(jnp.abs(delta))
+    node_mask = policy.node_mask_of(model, flat)
+    theta = jax.lax.stop_gradient(policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, s))
+    log_q = policy.theta_log_prob(out, theta, node_mask)  # [K(T+1), S]
+    log_r = log_rewards(model, graph_prior, theta, flat, x, num_total, interventions)
+    f = (log_r - log_q - log_stop[:, None]).reshape(k, t + 1, s) + flow[..., None]  # [K, T+1, S]
+    delta = (f[:, None, :, :] - f[:, :, None, :]) / cfg.residual_scale  # [K, i, j, S]
+
+    i, j = jnp.arange(t + 1)[:, None], jnp.arange(t + 1)[None, :]
+    valid = (i < j)[None] & (j[None] <= length[:, None, None])  # [K, i, j]
+    weights = jnp.where(valid, cfg.trajectory_lambda ** jnp.maximum(j - i - 1, 0).astype(jnp.float32), 0.0)
+    weights = weights / jnp.maximum(weights.sum(axis=(1, 2), keepdims=True), 1e-12)
+    per_pair = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta), axis=-1)  # [K, i, j]
+    loss = jnp.sum(weights * per_pair) / k
+    abs_delta = jnp.sum(weights * jnp.mean(jnp.abs(delta), axis=-1)) / k
+    return loss, abs_delta

@@ -43,7 +43,7 @@ class TrainConfig:
         0.0  # weight of the whole-trajectory SubTB term, beyond the paper (loss.trajectory_loss)
     )
     trajectory_batch: int = 4  # trajectories per update for that term
-    trajectory_huber_delta: float = 1.0  # Huber threshold of that term
+    trajectory_lambda: float = 1.0  # SubTB(lambda): a sub-trajectory of n transitions weighs lambda ** (n - 1)
     trajectory_capacity: int = 1000  # finished trajectories kept for it (the most recent)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     max_parents: int | None = None
@@ -107,7 +107,6 @@ _RANGES = {
             "logit_scale",
             "trajectory_batch",
             "trajectory_capacity",
-            "trajectory_huber_delta",
         ),
         _POSITIVE,
     ),
@@ -119,6 +118,7 @@ _RANGES = {
             "penalty",
             "theta_elbo",
             "trajectory_balance",
+            "trajectory_lambda",
             "replay_priority",
             "checkpoint_every_seconds",
         ),
