@@ -162,7 +162,8 @@ def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, 
     The condition of the length-3 paths (module docstring), written for every undirected path
     (G_i, theta_i) <- (G_i, .) -> ... -> (G_j, .) -> (G_j, theta_j), i < j <= L: with
     f(G, theta) = log R(G, theta) - log q(theta | G) - log P(stop | G),
-      delta[i, j, s] = f(G_j, theta_j,s) - f(G_i, theta_i,s) + sum_{i<=k<j} (log P_B(G_k | G_k+1) - log P_F(G_k+1 | G_k)),
+      delta[i, j, s] = f(G_j, theta_j,s) - f(G_i, theta_i,s)
+                       + sum_{i<=k<j} (log P_B(G_k | G_k+1) - log P_F(G_k+1 | G_k)),
     (the sum of the transitions' residuals between i and j), weighted by trajectory_lambda ** (j - i - 1) and
     normalised per trajectory (Madan et al. 2023's SubTB(lambda)); lambda = 1 weighs every pair alike. Long
     pairs reach every transition between their ends at once, so an excess of flow into a region of low
