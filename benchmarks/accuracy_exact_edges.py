@@ -13,19 +13,22 @@ accuracy against training cost. Works at any d the DP handles (d <= 20).
 
 import argparse
 import os
-import time
+import sys
+from pathlib import Path
 
 import jax
 import numpy as np
 import yaml
 
-from jspgfn.dataset import load_dataset
-from jspgfn.exact import load_exact
-from jspgfn.gflownet.core import Trainer
-from jspgfn.gflownet.presets import get_preset
-from jspgfn.gflownet.sample import sample_graphs
-from jspgfn.gflownet.train import enable_compilation_cache, resolve_model
-from jspgfn.models import get_graph_prior, get_model
+sys.path.insert(0, str(Path(__file__).parent))
+from _training import train_to  # noqa: E402
+from jspgfn.dataset import load_dataset  # noqa: E402
+from jspgfn.exact import load_exact  # noqa: E402
+from jspgfn.gflownet.core import Trainer  # noqa: E402
+from jspgfn.gflownet.presets import get_preset  # noqa: E402
+from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
+from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
+from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 
 
 def compare(approx, exact):
@@ -69,13 +72,8 @@ def main():
         state = trainer.init(args.seed)
         done, elapsed = 0, 0.0
         for target in eval_at:
-            while done < target:
-                n = min(cfg.iterations_per_dispatch, target - done)
-                start = time.time()
-                state, _ = trainer.run_chunk(state, n)
-                jax.block_until_ready(state)
-                elapsed += time.time() - start
-                done += n
+            state, done, seconds = train_to(trainer, state, done, target)
+            elapsed += seconds
             graphs = sample_graphs(
                 trainer.network.apply, state.params, jax.random.PRNGKey(123), args.num_samples, d, cfg.max_parents
             )

@@ -22,7 +22,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import jax
@@ -31,6 +30,7 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _training import train_to  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet import exact_flows  # noqa: E402
@@ -206,13 +206,8 @@ def main():
         state = trainer.init(args.train_seed)
         done, elapsed = 0, 0.0
         for target in eval_at:
-            while done < min(target, cfg.num_iterations):
-                n = min(cfg.iterations_per_dispatch, target - done)
-                start = time.time()
-                state, _ = trainer.run_chunk(state, n)
-                jax.block_until_ready(state)
-                elapsed += time.time() - start
-                done += n
+            state, done, seconds = train_to(trainer, state, done, min(target, cfg.num_iterations))
+            elapsed += seconds
             r = diagnose(trainer, state, lattice, log_exact, ds.train, args.levels)
             print(
                 f"{seed:4d} {done:6d} {elapsed:8.0f} {r['rmse_pt']:8.3f} {r['rmse_q']:7.3f} {r['rmse_pt_q']:6.3f} "
