@@ -4,7 +4,8 @@ Modules, one job each:
   env        vectorised DAG-building environment (pure JAX)
   networks   haiku backbone: graph network + self-attention -> g, u, v, w
   policy     forward-policy distributions: stop, edges, theta (diag / full / mlp)
-  loss       SubTB loss over undirected paths of length 3 (+ optional score penalty)
+  loss       SubTB loss over undirected paths of length 3 (+ optional score penalty, ELBO term,
+             SubTB(lambda) over whole trajectories)
   rewards    log R(G, theta) batched over [B, S] (hand-batched linear and MLP Gaussian likelihoods)
   replay     fixed-size replay buffer of transitions (pure JAX), uniform or prioritised sampling
   trajectories  whole acting trajectories, for the optional trajectory term (beyond the paper)
