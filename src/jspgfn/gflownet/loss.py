@@ -14,9 +14,9 @@ normalised by the number of active parameters (guarded: >= 1) and by N^2.
 Optional (`theta_elbo` > 0, beyond the paper): a variational term that fits
 q(theta | G) directly, theta_elbo * mean over the 2B graphs of
 -(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
-Optional (`trajectory_balance` > 0, beyond the paper): the same SubTB condition over the undirected
-path (G_0, theta_0) <- (G_0, .) -> G_1 -> ... -> (G_K, .) -> (G_K, theta_K) of whole trajectories
-from the empty graph G_0 (see `trajectory_loss`).
+Optional (`trajectory_balance` > 0, beyond the paper): the same SubTB condition over every
+sub-trajectory (G_i, theta_i) <- (G_i, .) -> ... -> (G_j, .) -> (G_j, theta_j) of whole replayed
+trajectories, SubTB(lambda) (see `trajectory_loss`).
 """
 
 import dataclasses
@@ -28,6 +28,7 @@ import optax
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
 from jspgfn.gflownet.rewards import log_rewards
+from jspgfn.gflownet.trajectories import states_along
 from jspgfn.graphs import valid_actions_jax
 
 
@@ -173,8 +174,6 @@ def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, 
     Args: actions int32 [K, T] (edge actions, T = d(d-1)/2), length int32 [K]; the rest as `subtb_loss`.
     Returns: (loss, mean |delta| over the weighted pairs).
     """
-    from jspgfn.gflownet.trajectories import states_along
-
     k, t = actions.shape
     d = x.shape[1]
     s = cfg.num_theta_samples
@@ -186,7 +185,7 @@ def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, 
     log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
     taken = jnp.arange(t)[None, :] < length[:, None]  # [K, T]
     log_pf = jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0)
-    log_pb = jnp.where(taken, -jnp.log(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)  # 1 / |G_k+1| edges
+    log_pb = jnp.where(taken, uniform_log_pb(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)  # G_k+1: k+1 edges
     flow = jnp.concatenate([jnp.zeros((k, 1)), jnp.cumsum(log_pb - log_pf, axis=1)], axis=1)  # [K, T+1]
 
     node_mask = policy.node_mask_of(model, flat)
