@@ -144,6 +144,23 @@ def diagnose(trainer, state, lattice, log_exact, x, levels=False):
             for k in range(kmax)
         ]
         print("    stop err by level (F*-weighted): " + " ".join(f"{v:.2f}" for v in err), flush=True)
+        signed = log_stop - log_stop_opt
+        sampler_w = np.exp(log_flow)
+        err = [
+            float((sampler_w * signed)[(lattice.num_edges == k) & ~forced].sum() / max(reach[k], 1e-300))
+            for k in range(kmax)
+        ]
+        print("    log P(stop) - optimal by level (sampler-flow-weighted): " + " ".join(f"{v:.1f}" for v in err))
+        # SubTB residual of each transition into a complete DAG with the exact marginal reward (log P(G | D)
+        # up to a constant), weighted by the sampler's flow through it
+        parent, action, child = exact_flows.edges_by_level(lattice, kmax - 1)
+        log_edges_flat = log_edges.reshape(len(log_stop), -1)
+        residual = (
+            log_exact[child] - np.log(kmax) + log_stop[parent] - log_exact[parent] - log_edges_flat[parent, action]
+        )
+        weight = np.exp(log_flow[parent] + log_edges_flat[parent, action])
+        mean_residual = np.sum(weight * residual) / weight.sum()
+        print(f"    residual into complete DAGs (sampler-flow-weighted mean): {mean_residual:.1f}")
         print(
             "    replay share by level: "
             + " ".join(f"{v:.3f}" for v in np.bincount(stored, minlength=kmax + 1) / max(len(stored), 1)),

@@ -59,7 +59,7 @@ def index_of(lattice, graphs):
     return pos
 
 
-def _edges_by_level(lattice, level):
+def edges_by_level(lattice, level):
     """(parent, action, child) int arrays of the edge additions out of graphs with `level` edges."""
     parents = np.flatnonzero(lattice.num_edges == level)
     rows, actions = np.nonzero(lattice.children[parents] >= 0)
@@ -87,7 +87,7 @@ def terminating_log_probs(lattice, log_stop, log_edges):
     log_flow = np.full(m, -np.inf)
     log_flow[lattice.num_edges == 0] = 0.0
     for level in range(int(lattice.num_edges.max())):
-        parent, action, child = _edges_by_level(lattice, level)
+        parent, action, child = edges_by_level(lattice, level)
         incoming = _scatter_logsumexp(log_flow[parent] + log_edges[parent, action], child, m)
         at_next = lattice.num_edges == level + 1
         log_flow[at_next] = incoming[at_next]
@@ -100,7 +100,7 @@ def optimal_flows(lattice, log_target):
     m = len(lattice.graphs)
     log_flow = np.array(log_target, dtype=np.float64)
     for level in range(int(lattice.num_edges.max()) - 1, -1, -1):
-        parent, _, child = _edges_by_level(lattice, level)
+        parent, _, child = edges_by_level(lattice, level)
         back = _scatter_logsumexp(log_flow[child] - np.log(lattice.num_edges[child]), parent, m)
         at_level = lattice.num_edges == level
         log_flow[at_level] = np.logaddexp(log_target[at_level], back[at_level])
