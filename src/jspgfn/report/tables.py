@@ -225,3 +225,62 @@ def table_graph(metrics):
             }
         )
     return pd.DataFrame(numbers), pd.DataFrame(shown)
+
+
+# metrics.json key -> (column title, digits shown). log P(D | G) includes the unnormalised graph prior
+# (0 under the uniform prior); "gap" = exact_log_pdg_mean - log_pdg_mean per dataset (0 for a sampler that
+# matches the exact posterior, > 0 when its graphs score lower on average).
+EXACT_GRAPH_COLUMNS = {
+    "num_edges_mean": ("Edges (per sample)", 1),
+    "exact_num_edges": ("Edges (exact E)", 1),
+    "log_pdg_mean": ("log P(D|G) (mean)", 1),
+    "log_pdg_best": ("log P(D|G) (best)", 1),
+    "exact_log_pdg_mean": ("log P(D|G) (exact E)", 1),
+    "log_pdg_gap": ("Gap to exact (log P(D|G))", 1),
+}
+
+
+def table_exact_graphs(metrics):
+    """Per method: edges per sample and log P(D | G) of the samples (mean, best) beside the exact posterior's
+    expected edges and log P(D | G), over the datasets evaluated against the exact posterior.
+
+    Args:
+      metrics: tidy metrics table (label, num_edges_mean, exact_num_edges, log_pdg_mean, log_pdg_best,
+        exact_log_pdg_mean; one row per run). Runs without num_edges_mean (no exact posterior for their
+        dataset) are left out.
+    Returns:
+      (numbers, shown) for write_table. numbers: one row per method (method, label, the mean across datasets
+      of each EXACT_GRAPH_COLUMNS key, its 95% CI half-width <key>_ci, n datasets); log_pdg_gap is
+      exact_log_pdg_mean - log_pdg_mean per dataset. shown: "mean ± 95% CI" strings (the mean alone for one
+      dataset). Raises ValueError when no run was evaluated against the exact posterior.
+    """
+    keys = [key for key in EXACT_GRAPH_COLUMNS if key != "log_pdg_gap"]
+    metrics = metrics.reset_index(drop=True)
+    values = metrics.reindex(columns=keys).apply(pd.to_numeric, errors="coerce")
+    runs = metrics[values["num_edges_mean"].notna()].copy()
+    if runs.empty:
+        raise ValueError("no run has num_edges_mean (none was evaluated with --exact)")
+    runs[keys] = values.loc[runs.index]
+    runs["log_pdg_gap"] = runs["exact_log_pdg_mean"] - runs["log_pdg_mean"]
+    columns = list(EXACT_GRAPH_COLUMNS)
+    names = display_names(runs)
+    summary = summarise(runs, columns)
+    numbers, shown = [], []
+    for label in sort_labels(runs["label"].unique(), names):
+        part = summary[summary.label == label].set_index("metric")
+        row = {"method": names[label], "label": label}
+        for column in columns:
+            row[column], row[f"{column}_ci"] = part.loc[column, "mean"], part.loc[column, "ci"]
+        row["n"] = int((runs.label == label).sum())
+        numbers.append(row)
+        shown.append(
+            {
+                "Method": names[label],
+                **{
+                    title: format_mean_ci(row[c], row[f"{c}_ci"], digits)
+                    for c, (title, digits) in EXACT_GRAPH_COLUMNS.items()
+                },
+                "Datasets": str(row["n"]),
+            }
+        )
+    return pd.DataFrame(numbers), pd.DataFrame(shown)
