@@ -21,7 +21,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from jspgfn.errors import DataError, JspgfnError
-from jspgfn.exact import log_posterior_theta
+from jspgfn.exact import log_marginal_likelihood_graphs, log_posterior_theta
 from jspgfn.features import edge_features, markov_features, offdiagonal, path_features
 from jspgfn.graphs import is_dag, shd
 from jspgfn.models import LinearGaussian, get_graph_prior, log_reward, model_from_metadata
@@ -135,6 +135,67 @@ def _feature_metrics(samples, weights, exact, notes):
         out[f"{name}_pearson"] = pearson(estimate, reference, f"{name} features", notes)
         features[name] = {"estimate": estimate.tolist(), "exact": reference.tolist()}
     out["features"] = features  # per pair, in offdiagonal() order; aggregate_features() tabulates them
+    return out
+
+
+def _graph_score_metrics(samples, weights, dataset, exact, notes):
+    """Size and score of the sampled graphs beside the exact posterior's (needs `exact`).
+
+    num_edges_mean: E_q[|E(G)|] over every sample (= the sum of the estimated edge marginals);
+    exact_num_edges: the exact posterior's expected number of edges (the sum of its edge marginals).
+    With the exact posterior's linear Gaussian model and graph prior (its metadata): log P(D | G) + log P(G)
+    (exact.log_marginal_likelihood_graphs, the prior unnormalised: 0 under the uniform prior) of the acyclic
+    samples, log_pdg_mean (weighted mean, weights renormalised over the acyclic samples) and log_pdg_best
+    (the largest of the samples of weight > 0), and exact_log_pdg_mean, its expectation under P(G | D)
+    (over every listed DAG for d <= 5; beyond, over the exact posterior's i.i.d. samples, a Monte Carlo
+    estimate whose standard error goes into the notes).
+    """
+    edges = samples.graphs.astype(np.int64).sum(axis=(-2, -1))
+    out = {
+        "num_edges_mean": float(np.sum(weights * edges)),
+        "exact_num_edges": float(np.sum(offdiagonal(exact.edge))),
+        "log_pdg_mean": None,
+        "log_pdg_best": None,
+        "exact_log_pdg_mean": None,
+    }
+    meta = exact.metadata
+    if meta.get("model") != "lingauss" or "model_kwargs" not in meta:
+        notes.append(
+            "log_pdg_mean, log_pdg_best, exact_log_pdg_mean: the exact posterior records no linear Gaussian model"
+        )
+        return out
+    model = LinearGaussian(**meta["model_kwargs"])
+    prior = graph_prior_from_metadata(meta.get("graph_prior"), samples.num_variables)
+    score = functools.partial(
+        log_marginal_likelihood_graphs,
+        model,
+        dataset.train,
+        interventions=dataset.train_interventions,
+        graph_prior=prior,
+    )
+    acyclic = is_dag(samples.graphs) & (weights > 0)
+    if not acyclic.any():
+        notes.append("log_pdg_mean, log_pdg_best: no sample of weight > 0 has an acyclic graph, reported as null")
+    else:
+        if not acyclic.all():
+            notes.append(
+                f"log_pdg_mean, log_pdg_best: {int((~acyclic).sum())} samples with a cyclic graph or weight 0 "
+                "left out, the weights renormalised over the others"
+            )
+        values = score(samples.graphs[acyclic])
+        kept = weights[acyclic] / np.sum(weights[acyclic])
+        out["log_pdg_mean"], out["log_pdg_best"] = float(np.sum(kept * values)), float(np.max(values))
+    probs = np.exp(exact.log_probs - logsumexp(exact.log_probs))
+    listed = probs > 0
+    values = score(exact.graphs[listed])
+    out["exact_log_pdg_mean"] = float(np.sum(probs[listed] * values))
+    num_exact = meta.get("num_exact_samples")
+    if num_exact:  # beyond d = 5: frequencies of exact i.i.d. samples
+        spread = math.sqrt(max(float(np.sum(probs[listed] * values**2)) - out["exact_log_pdg_mean"] ** 2, 0.0))
+        notes.append(
+            f"exact_log_pdg_mean: Monte Carlo over the exact posterior's {num_exact} i.i.d. samples "
+            f"(standard error {spread / math.sqrt(num_exact):.3g})"
+        )
     return out
 
 
@@ -281,7 +342,9 @@ def evaluate(samples, dataset, exact=None, samples_source="samples", exact_sourc
 
     Keys: identification (method, model, seed, dataset, dataset_seed, num_samples, share_cyclic);
     with `exact` (ExactPosterior): {edge,path,markov}_{rmse,pearson} on off-diagonal entries, and
-    `features` {edge,path,markov: {estimate, exact}} (lists in offdiagonal() order) for the figures;
+    `features` {edge,path,markov: {estimate, exact}} (lists in offdiagonal() order) for the figures, and
+    num_edges_mean, exact_num_edges, log_pdg_mean, log_pdg_best, exact_log_pdg_mean (_graph_score_metrics:
+    edges per sample and log P(D | G) + log P(G) of the samples beside the exact posterior's expectations);
     linear Gaussian model: theta_cross_entropy = -E_q[log P(theta | G, D)] (closed form, any d; under
     the exact posterior's model settings when `exact` is given);
     with a test set: nll_expected = -E_q[log P(D' | G, theta)], nll_predictive = -log E_q[P(D' | G, theta)]
@@ -308,6 +371,7 @@ def evaluate(samples, dataset, exact=None, samples_source="samples", exact_sourc
     metrics = _identification(samples, dataset)
     if exact is not None:
         metrics.update(_feature_metrics(samples, weights, exact, notes))
+        metrics.update(_graph_score_metrics(samples, weights, dataset, exact, notes))
     if isinstance(model, LinearGaussian):
         metrics["theta_cross_entropy"] = _theta_cross_entropy(samples, weights, dataset, model, exact, notes)
     if dataset.test is not None or dataset.graph is not None:

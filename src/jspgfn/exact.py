@@ -250,6 +250,41 @@ def log_marginal_likelihood_local(model, x, node, parents, interventions=None):
     return float(_log_marginals(model, stats, nodes, _node_gaussians(model, stats, nodes, mask))[0])
 
 
+def log_marginal_likelihood_graphs(model, x, graphs, interventions=None, graph_prior=None, batch_size=4096):
+    """log P(D | G_k) (theta integrated out) of each graph, plus log P(G_k) when graph_prior is given.
+
+    log P(D | G) = sum_j log P(x_j | x_pa_j) (log_marginal_likelihood_local); log P(G) is the prior's
+    unnormalised log_edge_weight * |E(G)| (0 under the uniform prior), as in the exact posterior's scores.
+    Each distinct (node, parent set) of the batch is scored once, batch_size of them at a time, so K
+    graphs cost no more than their distinct parent sets (memory O(batch_size d^2)).
+    Args:
+      model: LinearGaussian; x: float [N, d]; interventions: optional 0/1 [N, d].
+      graphs: [d, d] or a batch [K, d, d] (any 0/1 graphs; for a cyclic one the sum of the local terms is
+        not a likelihood, the caller decides whether to keep it).
+    Returns: float (one graph) or float64 [K].
+    """
+    _check_linear(model)
+    single, graphs, _ = _as_batch(graphs)
+    graphs = (graphs != 0).astype(np.int64)
+    d = graphs.shape[-1]
+    if np.any(np.diagonal(graphs, axis1=-2, axis2=-1)):
+        raise JspgfnError("a graph has a self-loop (a node cannot be its own parent)")
+    stats = node_statistics(x, interventions)
+    keys = parent_codes(graphs) * d + np.arange(d)  # [K, d]
+    unique, inverse = np.unique(keys, return_inverse=True)
+    nodes, codes = unique % d, unique // d
+    local = np.empty(len(unique))
+    for start in range(0, len(unique), batch_size):
+        n, c = nodes[start : start + batch_size], codes[start : start + batch_size]
+        local[start : start + batch_size] = _log_marginals(
+            model, stats, n, _node_gaussians(model, stats, n, _code_masks(c, d))
+        )
+    total = local[inverse.reshape(keys.shape)].sum(axis=-1)
+    if graph_prior is not None:
+        total = total + float(graph_prior.log_edge_weight) * graphs.sum(axis=(-2, -1))
+    return float(total[0]) if single else total
+
+
 def local_score_table(model, x, interventions=None):
     """log P(x_j | x_pa) for every node j and parent code c: float64 [d, 2^d], NaN where bit j of c is set.
 
