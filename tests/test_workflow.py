@@ -81,7 +81,8 @@ def test_default_config_is_the_paper_grid(workdir):
     for rule, count in (
         ("generate", 20 * (len(experiments) - len(real))),
         ("realdata", len(real)),
-        ("exact", 20 + 20 * len([eid for eid in experiments if eid.startswith("medium_graphs")])),
+        # small graphs, the medium graphs and the d=20 linear experiment (every dataset in the paper preset)
+        ("exact", 20 + 20 * len([eid for eid in experiments if eid.startswith("medium_graphs")]) + 20),
         ("baseline", baselines),
         ("evaluate", sum(n for _, n in runs)),
         ("aggregate", len(experiments)),
@@ -89,9 +90,12 @@ def test_default_config_is_the_paper_grid(workdir):
         ("aggregate_edges", 1),
         ("table_d1", 1),
         ("table_a1", 1),
-        # Figures 3a, 3b, 3c, D.2 (linear, MLP), 4a, 4b, 4c (2), Sachs edge marginals; 4 medium-graph figures
-        ("experiment_figure", 14),
-        ("experiment_table", 2),  # the slopes of Figure 3c on every dataset, the Sachs consensus table
+        # Figures 3a, 3b, 3c, D.2 (linear, MLP), 4a, 4b, 4c (2), Sachs edge marginals; 4 medium-graph figures;
+        # the d=20 linear experiment's edge marginals against the exact posterior
+        ("experiment_figure", 15),
+        # the slopes of Figure 3c on every dataset, the Sachs consensus table, the d=20 linear sampled graphs
+        # against the exact posterior
+        ("experiment_table", 3),
     ):
         assert any(line.split() == [rule, str(count)] for line in text.splitlines()), (rule, text)
     assert not (workdir / "results").exists()
@@ -129,6 +133,13 @@ def test_dry_run_of_each_preset(workdir, preset, datasets):
         for graph in ("er1", "er2"):
             assert f"figures/quick/figure_medium_d10_{graph}.pdf" in text
             assert f"results/quick/medium_graphs_d10_{graph}/exact/4.npz" in text
+        # d=20 linear: the exact posterior of the first dataset only (exact.datasets: 1)
+        for stem in ("figure_larger_linear_exact_edges", "table_larger_linear_exact_graphs"):
+            assert f"figures/quick/{stem}.pdf" in text, stem
+        assert "results/quick/larger_graphs_linear/exact/0.npz" in text
+        assert "results/quick/larger_graphs_linear/exact/1.npz" not in text
+    else:  # the smoke preset has no d=20 exact run
+        assert "larger_graphs_linear/exact/" not in text
     assert not (workdir / "results").exists()
 
 
@@ -160,6 +171,46 @@ def test_a_disabled_experiment_can_be_built_by_name(workdir):
     assert result.returncode == 0, result.stderr
     text = result.stdout + result.stderr
     assert "results/smoke/larger_graphs_mlp/runs/jspgfn-mlp/0" in text and "small_graphs" not in text
+    assert not (workdir / "results").exists()
+
+
+def test_exact_posterior_on_the_first_datasets_only(workdir):
+    """exact.datasets: k gives the exact posterior to the first k datasets: only they have an exact job and
+    are evaluated with --exact; the figures against it say so in their titles."""
+
+    def edit(config):
+        experiment = config["experiments"]["larger_graphs_linear"]
+        experiment.update(num_datasets=3, first_seed=10, methods=["b-pc"])
+        experiment["exact"] = {"enabled": True, "datasets": 2}
+        experiment["figures"].update(figure_x_edges="exact_edges", table_x_graphs="exact_graphs")
+
+    configfile = _bad_config(workdir, "first_exact.yaml", edit)
+    targets = ["figures/smoke/figure_x_edges.pdf", "figures/smoke/table_x_graphs.pdf"]
+    result = snakemake(workdir, "-n", "-p", *targets, "--configfile", configfile)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    exact_jobs = sorted(line for line in text.splitlines() if line.startswith("Shell command: jspgfn exact "))
+    assert [line.split("--out ")[1].split()[0] for line in exact_jobs] == [
+        "results/smoke/larger_graphs_linear/exact/10.npz",
+        "results/smoke/larger_graphs_linear/exact/11.npz",
+    ]
+    evaluate = {
+        line.split("/samples/b-pc/")[1].split(".npz")[0]: line
+        for line in text.splitlines()
+        if line.startswith("Shell command: jspgfn evaluate ")
+    }
+    assert sorted(evaluate) == ["10", "11", "12"]
+    for seed in ("10", "11"):
+        assert f"--exact results/smoke/larger_graphs_linear/exact/{seed}.npz" in evaluate[seed]
+    assert "--exact" not in evaluate["12"]
+    assert "jspgfn report table-exact-graphs" in text
+    assert text.count("exact posterior on the first 2 of 3 datasets") == 2  # both titles
+    # max_datasets below exact.datasets: the exact posterior for the datasets that remain, every one.
+    capped = snakemake(workdir, "-n", "-p", *targets, "--configfile", configfile, "--config", "max_datasets=1")
+    assert capped.returncode == 0, capped.stderr
+    text = capped.stdout + capped.stderr
+    assert "larger_graphs_linear/exact/10.npz" in text and "exact/11.npz" not in text
+    assert "exact posterior on the first" not in text
     assert not (workdir / "results").exists()
 
 
@@ -220,7 +271,7 @@ def _bad_config(workdir, name, edit):
             "kindfig.yaml",
             lambda c: c["experiments"]["larger_graphs_mlp"]["figures"].update(figure_3c="logpt"),
             "experiments.larger_graphs_mlp.figures.figure_3c: 'logpt' is not one of ['nll', 'shd_auroc', 'log_pt', "
-            "'log_pt_slopes', 'graph_table', 'edge_marginals', 'exact_edges']",
+            "'log_pt_slopes', 'graph_table', 'edge_marginals', 'exact_edges', 'exact_graphs']",
         ),
         (
             "bigexact.yaml",
@@ -231,6 +282,32 @@ def _bad_config(workdir, name, edit):
             "exactfig.yaml",
             lambda c: c["experiments"]["larger_graphs_linear"]["figures"].update(figure_x="exact_edges"),
             "experiments.larger_graphs_linear.figures: the exact_edges figure needs exact.enabled",
+        ),
+        (
+            "exactgraphs.yaml",
+            lambda c: c["experiments"]["larger_graphs_linear"]["figures"].update(table_x="exact_graphs"),
+            "experiments.larger_graphs_linear.figures: the exact_graphs figure needs exact.enabled",
+        ),
+        (
+            "exact0.yaml",
+            lambda c: c["experiments"]["small_graphs"]["exact"].update(datasets=0),
+            "experiments.small_graphs.exact.datasets: 0 is less than the minimum of 1",
+        ),
+        (
+            "exacttype.yaml",
+            lambda c: c["experiments"]["small_graphs"]["exact"].update(datasets="first"),
+            "experiments.small_graphs.exact.datasets: 'first' is not of type 'integer', 'null'",
+        ),
+        (
+            "exactmany.yaml",
+            lambda c: c["experiments"]["small_graphs"]["exact"].update(datasets=3),
+            "experiments.small_graphs.exact.datasets: 3 datasets with the exact posterior, but the experiment has "
+            "num_datasets 2",
+        ),
+        (
+            "exactoff.yaml",
+            lambda c: c["experiments"]["larger_graphs_linear"].update(exact={"datasets": 1}),
+            "experiments.larger_graphs_linear.exact.datasets: needs exact.enabled: true",
         ),
         (
             "source.yaml",

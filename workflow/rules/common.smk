@@ -8,6 +8,7 @@ import copy
 import functools
 import importlib.util
 import json
+import math
 import os
 import re
 import sys
@@ -141,8 +142,17 @@ def load_config(config):
             config_error(
                 ["experiments", eid, "exact", "enabled"], "the exact posterior needs data.model linear and data.d <= 20"
             )
-        if "exact_edges" in exp["figures"].values() and not exp["exact"]["enabled"]:
-            config_error(["experiments", eid, "figures"], "the exact_edges figure needs exact.enabled")
+        for kind in ("exact_edges", "exact_graphs"):
+            if kind in exp["figures"].values() and not exp["exact"]["enabled"]:
+                config_error(["experiments", eid, "figures"], f"the {kind} figure needs exact.enabled")
+        first = exp["exact"]["datasets"]
+        if first is not None and not exp["exact"]["enabled"]:
+            config_error(["experiments", eid, "exact", "datasets"], "needs exact.enabled: true")
+        if first is not None and first > exp["num_datasets"]:
+            config_error(
+                ["experiments", eid, "exact", "datasets"],
+                f"{first} datasets with the exact posterior, but the experiment has num_datasets {exp['num_datasets']}",
+            )
         if not exp["exact"]["enabled"] and not exp["methods"]:
             config_error(["experiments", eid, "methods"], "no method and no exact posterior: nothing to run")
         shown = {}
@@ -248,6 +258,26 @@ def dataset_ids(eid):
     return [str(exp["first_seed"] + i) for i in range(exp["num_datasets"])]
 
 
+def exact_dataset_ids(eid):
+    """Ids of the datasets of experiment `eid` that get the exact posterior: the first exact.datasets ones
+    (all when null; none when exact is not enabled)."""
+    exact = config["experiments"][eid]["exact"]
+    if not exact["enabled"]:
+        return []
+    ids = dataset_ids(eid)
+    return ids if exact["datasets"] is None else ids[: exact["datasets"]]
+
+
+def exact_resources(wildcards):
+    """(minutes, MB) for the exact rule: 30 min and 4 GB while exact_dp.dp_cost estimates under a minute
+    (d <= 16), beyond twice its estimate plus 30 min for the exact samples (d = 20: 94 min, 4 GB)."""
+    from jspgfn.exact_dp import dp_cost
+
+    seconds, peak = dp_cost(experiment(wildcards)["data"]["d"])
+    minutes = 30 if seconds < 60 else 30 + math.ceil(2 * seconds / 60)
+    return minutes, max(4000, math.ceil(2 * peak / 2**20))
+
+
 def method_ids(kind):
     """Ids of the methods of one kind that some experiment uses."""
     used = {m for exp in config["experiments"].values() for m in exp["methods"]}
@@ -348,6 +378,7 @@ FIGURE_KINDS = {
     "graph_table": ("table", ["table-graph"]),
     "edge_marginals": ("figure", ["edge-marginals"]),
     "exact_edges": ("figure", ["metrics", "--points", "--columns", "edge_rmse", "edge_pearson"]),
+    "exact_graphs": ("table", ["table-exact-graphs"]),
 }
 FIGURE_TITLES = {
     "nll": "Held-out negative log-likelihood",
@@ -355,6 +386,7 @@ FIGURE_TITLES = {
     "log_pt": "log P_T against log R",
     "edge_marginals": "Edge marginals of JSP-GFN's posterior",
     "exact_edges": "Edge marginals against the exact posterior",
+    "exact_graphs": "Sampled graphs against the exact posterior",
 }
 # What graph.csv is, by data source, for the graph_table kind's title and note.
 GRAPH_NOTES = {
@@ -391,7 +423,7 @@ def experiment_figure_arguments(figure, inputs):
     eid, kind = experiment_figures()[figure]
     arguments = list(FIGURE_KINDS[kind][1])
     if kind in FIGURE_TITLES:
-        arguments += ["--title", f"{FIGURE_TITLES[kind]}: {experiment_title(eid)}"]
+        arguments += ["--title", f"{FIGURE_TITLES[kind]}: {experiment_title(eid)}{exact_scope(eid, kind)}"]
     ours = [m for m in experiment_methods(eid) if config["methods"][m]["kind"] == "jspgfn"]
     if kind == "log_pt":
         arguments += ["--table", inputs.log_pt, "--methods", *ours]
@@ -402,6 +434,15 @@ def experiment_figure_arguments(figure, inputs):
         title, note = GRAPH_NOTES.get(source, ("E-SHD and AUROC against the true graph", None))
         arguments += ["--title", f"{title}: {experiment_title(eid)}"] + (["--note", note] if note else [])
     return arguments + ["--metrics", inputs.metrics]
+
+
+def exact_scope(eid, kind):
+    """For a figure against the exact posterior when only some datasets have it: '; exact posterior on the
+    first 1 of 5 datasets' (the metrics of the others have no exact columns); else ''."""
+    if kind not in ("exact_edges", "exact_graphs"):
+        return ""
+    with_exact, total = len(exact_dataset_ids(eid)), config["experiments"][eid]["num_datasets"]
+    return "" if with_exact == total else f"; exact posterior on the first {with_exact} of {total} datasets"
 
 
 def experiment_title(eid):

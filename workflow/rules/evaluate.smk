@@ -1,4 +1,5 @@
-# Metrics of every PosteriorSamples file (evaluation never knows which method made it),
+# Metrics of every PosteriorSamples file (evaluation never knows which method made it), against the exact
+# posterior on the datasets that have one (exact_dataset_ids: the first exact.datasets of the experiment),
 # then the tidy tables of each experiment: metrics.csv (a row per run), features.csv (a row per
 # feature against the exact posterior) and log_pt.csv (a row per sample with a log P_T estimate).
 
@@ -11,7 +12,7 @@ rule evaluate:
                 "data": f"{RESULTS}/{w.experiment}/data/{w.dataset}",
                 **(
                     {"exact": f"{RESULTS}/{w.experiment}/exact/{w.dataset}.npz"}
-                    if experiment(w)["exact"]["enabled"]
+                    if w.dataset in exact_dataset_ids(w.experiment)
                     else {}
                 ),
             }

@@ -1,5 +1,6 @@
 # The exact joint posterior (linear Gaussian): every DAG enumerated for d <= 5, the subset dynamic program beyond:
-# edge / path / Markov-blanket features used as the reference by `jspgfn evaluate --exact`.
+# edge / path / Markov-blanket features used as the reference by `jspgfn evaluate --exact`. Only the datasets
+# of exact_dataset_ids (common.smk) ask for it; runtime and memory grow with d (exact_resources).
 
 
 rule exact:
@@ -15,8 +16,8 @@ rule exact:
         "../envs/jspgfn.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=lambda w: exact_resources(w)[1],
+        runtime=lambda w: exact_resources(w)[0],
     params:
         exact=lambda w: experiment(w)["exact"],
     shell:
