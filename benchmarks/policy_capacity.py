@@ -1,0 +1,143 @@
+"""Can JSP-GFN's network represent the exact sampler at d=5? Its graph policy fitted by supervision.
+
+The flow leak toward complete DAGs (docs/jspgfn-beyond-d5.md) is either a limit of what the network can
+represent or a property of how the SubTB loss trains it. This separates the two: with every DAG at d=5
+listed, the optimal forward policy for the exact posterior is known (exact_flows.optimal_flows:
+P*(stop | G), and P*(G' | G) = F*(G') / (|E(G')| F*(G)) under the uniform backward policy), so the same
+network (the preset's architecture, the same optimiser and number of updates as training) is fitted to it
+directly, by the KL divergence KL(P*(. | G) || P_phi(. | G)) over the actions of states G drawn half from
+the optimal flow F* (the states the exact sampler visits) and half uniformly over the 29,281 DAGs. The
+fitted policy's exact P_T is then compared with the exact posterior as benchmarks/flow_diagnosis.py does:
+edge RMSE, complete-DAG mass, mean edges, and the KL at the end.
+
+  .venv/bin/python benchmarks/policy_capacity.py --seeds 0 1 [--steps 6000] [--set embed_dim=64]
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+from flow_diagnosis import edge_rmse  # noqa: E402
+from jspgfn.dataset import load_dataset  # noqa: E402
+from jspgfn.exact import compute_exact_posterior  # noqa: E402
+from jspgfn.gflownet import env as envlib  # noqa: E402
+from jspgfn.gflownet import exact_flows, policy  # noqa: E402
+from jspgfn.gflownet.core import Trainer  # noqa: E402
+from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
+from jspgfn.gflownet.presets import get_preset  # noqa: E402
+from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
+from jspgfn.graphs import valid_actions_jax  # noqa: E402
+from jspgfn.models import get_graph_prior, get_model  # noqa: E402
+
+
+def optimal_action_log_probs(lattice, log_exact):
+    """log P*(a | G) float64 [M, d*d + 1] (edges flattened, then stop; -inf where invalid), and log F* [M]."""
+    m, d = len(lattice.graphs), lattice.graphs.shape[-1]
+    log_flow, log_stop = exact_flows.optimal_flows(lattice, log_exact)
+    target = np.full((m, d * d + 1), -np.inf)
+    target[:, -1] = log_stop
+    for level in range(int(lattice.num_edges.max())):
+        parent, action, child = exact_flows.edges_by_level(lattice, level)
+        target[parent, action] = log_flow[child] - np.log(lattice.num_edges[child]) - log_flow[parent]
+    return target, log_flow
+
+
+def fit(trainer, lattice, target, log_flow, steps, batch_size, seed):
+    """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform): params."""
+    cfg = trainer.cfg
+    params = trainer.init(seed).params
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, cfg.learning_rate, max(1, cfg.warmup), max(steps, cfg.warmup + 1), cfg.learning_rate * 0.05
+    )
+    optimizer = optax.chain(optax.clip_by_global_norm(cfg.grad_clip), optax.adam(schedule))
+    opt_state = optimizer.init(params)
+    graphs = jnp.asarray(lattice.graphs)
+    p_star = jnp.asarray(np.exp(target), jnp.float32)  # [M, A], 0 where invalid
+    log_p_star = jnp.asarray(np.where(np.isfinite(target), target, 0.0), jnp.float32)
+    flow_probs = np.exp(log_flow - np.logaddexp.reduce(log_flow))
+    log_mixture = jnp.asarray(np.log(0.5 * flow_probs / flow_probs.sum() + 0.5 / len(flow_probs)), jnp.float32)
+
+    def kl(params, idx):
+        g = graphs[idx]
+        out = trainer.network.apply(params, g)
+        emask = valid_actions_jax(g, envlib.closure_of(g), cfg.max_parents)
+        log_p = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
+        return jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))
+
+    @jax.jit
+    def step(params, opt_state, key):
+        idx = jax.random.categorical(key, log_mixture, shape=(batch_size,))
+        loss, grads = jax.value_and_grad(kl)(params, idx)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    key = jax.random.PRNGKey(seed)
+    losses = []
+    for _ in range(steps):
+        key, sub = jax.random.split(key)
+        params, opt_state, loss = step(params, opt_state, sub)
+        losses.append(float(loss))
+    return params, float(np.mean(losses[-100:]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="quick")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--steps", type=int, default=6000)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args()
+    enable_compilation_cache()
+    overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
+    cfg = get_preset(args.preset, **overrides)
+    print(
+        f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
+        f"steps={args.steps} batch={args.batch_size} overrides={overrides}",
+        flush=True,
+    )
+    lattice = exact_flows.dag_lattice(5)
+    complete = lattice.num_edges == 10
+    print("seed  final_KL  rmse_PT  TV     complete:PT  exact    edges:PT exact", flush=True)
+    for seed in args.seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            from jspgfn.cli import main as cli_main
+
+            cli_main(
+                ["generate", "--graph", "er1", "--model", "linear", "--d", "5", "--n", "100"]
+                + ["--seed", str(seed), "--out", f"{tmp}/data"]
+            )
+            ds = load_dataset(f"{tmp}/data")
+        likelihood, family = resolve_model("lingauss-diag")
+        model = get_model(likelihood)
+        prior = get_graph_prior(cfg.graph_prior, 5)
+        exact = compute_exact_posterior(ds, model, prior)
+        log_exact = np.empty(len(lattice.graphs))
+        log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
+        target, log_flow = optimal_action_log_probs(lattice, log_exact)
+        trainer = Trainer(cfg, model, prior, family, ds.train.astype(np.float32))
+        params, final_kl = fit(trainer, lattice, target, log_flow, args.steps, args.batch_size, seed)
+        scorer = TrajectoryScorer(trainer.network.apply, params, 5, cfg.max_parents)
+        log_edges, log_stop = scorer.log_edges(lattice.graphs)
+        log_pt, _ = exact_flows.terminating_log_probs(lattice, log_stop, log_edges.reshape(len(log_stop), -1))
+        pt = np.exp(log_pt)
+        print(
+            f"{seed:4d} {final_kl:9.4f} {edge_rmse(lattice, log_pt, log_exact):8.3f} "
+            f"{0.5 * np.abs(pt - np.exp(log_exact)).sum():6.3f} {pt[complete].sum():11.2e} "
+            f"{np.exp(log_exact)[complete].sum():8.1e} {pt @ lattice.num_edges:8.2f} "
+            f"{np.exp(log_exact) @ lattice.num_edges:5.2f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
