@@ -10,7 +10,13 @@ the optimal flow F* (the states the exact sampler visits) and half uniformly ove
 fitted policy's exact P_T is then compared with the exact posterior as benchmarks/flow_diagnosis.py does:
 edge RMSE, complete-DAG mass, mean edges, and the KL at the end.
 
+`--then-train N1 N2 ...`: q(theta | G) is fitted too (the ELBO term of loss.elbo_term on the same states),
+then the paper's training (SubTB on the replay, the preset's schedules, a fresh prefill and optimiser)
+continues from the fitted network, and P_T is diagnosed again at N1, N2, ... iterations: does the
+training keep the exact sampler, or pull it back into the leak?
+
   .venv/bin/python benchmarks/policy_capacity.py --seeds 0 1 [--steps 6000] [--set embed_dim=64]
+  .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 3000 6000
 """
 
 import argparse
@@ -26,14 +32,17 @@ import optax
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from flow_diagnosis import edge_rmse  # noqa: E402
+from _training import train_to  # noqa: E402
+from flow_diagnosis import diagnose, edge_rmse  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows, policy  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
+from jspgfn.gflownet.loss import elbo_term, reparameterised  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
+from jspgfn.gflownet.rewards import log_rewards  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
@@ -51,8 +60,9 @@ def optimal_action_log_probs(lattice, log_exact):
     return target, log_flow
 
 
-def fit(trainer, lattice, target, log_flow, steps, batch_size, seed):
-    """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform): params."""
+def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=False):
+    """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform), plus (with_q)
+    the negative ELBO of q(theta | G) on the same states: (params, mean KL over the last 100 steps)."""
     cfg = trainer.cfg
     params = trainer.init(seed).params
     schedule = optax.warmup_cosine_decay_schedule(
@@ -66,19 +76,32 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed):
     flow_probs = np.exp(log_flow - np.logaddexp.reduce(log_flow))
     log_mixture = jnp.asarray(np.log(0.5 * flow_probs / flow_probs.sum() + 0.5 / len(flow_probs)), jnp.float32)
 
-    def kl(params, idx):
+    x = jnp.asarray(trainer.data, jnp.float32)
+
+    def loss_fn(params, idx, key):
         g = graphs[idx]
         out = trainer.network.apply(params, g)
         emask = valid_actions_jax(g, envlib.closure_of(g), cfg.max_parents)
         log_p = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
-        return jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))
+        kl = jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))
+        if not with_q:
+            return kl, kl
+        node_mask = policy.node_mask_of(trainer.model, g)
+        theta = jax.lax.stop_gradient(
+            policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, cfg.num_theta_samples)
+        )
+        log_r = log_rewards(
+            trainer.model, trainer.graph_prior, reparameterised(out, theta, node_mask), g, x, x.shape[0]
+        )
+        return kl + elbo_term(out, log_r, node_mask, x.shape[0]), kl
 
     @jax.jit
     def step(params, opt_state, key):
-        idx = jax.random.categorical(key, log_mixture, shape=(batch_size,))
-        loss, grads = jax.value_and_grad(kl)(params, idx)
+        k_idx, k_theta = jax.random.split(key)
+        idx = jax.random.categorical(k_idx, log_mixture, shape=(batch_size,))
+        (_, kl), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, idx, k_theta)
         updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
+        return optax.apply_updates(params, updates), opt_state, kl
 
     key = jax.random.PRNGKey(seed)
     losses = []
@@ -96,6 +119,7 @@ def main():
     parser.add_argument("--steps", type=int, default=6000)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--then-train", type=int, nargs="*", default=[], metavar="ITERATION")
     args = parser.parse_args()
     enable_compilation_cache()
     overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -125,7 +149,9 @@ def main():
         log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
         target, log_flow = optimal_action_log_probs(lattice, log_exact)
         trainer = Trainer(cfg, model, prior, family, ds.train.astype(np.float32))
-        params, final_kl = fit(trainer, lattice, target, log_flow, args.steps, args.batch_size, seed)
+        params, final_kl = fit(
+            trainer, lattice, target, log_flow, args.steps, args.batch_size, seed, with_q=bool(args.then_train)
+        )
         scorer = TrajectoryScorer(trainer.network.apply, params, 5, cfg.max_parents)
         log_edges, log_stop = scorer.log_edges(lattice.graphs)
         log_pt, _ = exact_flows.terminating_log_probs(lattice, log_stop, log_edges.reshape(len(log_stop), -1))
@@ -137,6 +163,18 @@ def main():
             f"{np.exp(log_exact) @ lattice.num_edges:5.2f}",
             flush=True,
         )
+        if args.then_train:
+            state = trainer.init(seed)
+            state = state._replace(params=params, opt_state=trainer.optimizer.init(params))
+            done = 0
+            for target_iteration in sorted(args.then_train):
+                state, done, _ = train_to(trainer, state, done, target_iteration)
+                r = diagnose(trainer, state, lattice, log_exact, ds.train)
+                print(
+                    f"  then SubTB training, iteration {done:6d}: rmse_PT {r['rmse_pt']:.3f} rmse_q {r['rmse_q']:.3f} "
+                    f"complete:PT {r['complete_pt']:.2e} edges:PT {r['edges_pt']:.2f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
