@@ -18,12 +18,12 @@ from pathlib import Path
 
 import jax
 import numpy as np
-import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _training import train_to  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import load_exact  # noqa: E402
+from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
@@ -48,7 +48,7 @@ def main():
     parser.add_argument("--eval-at", type=int, nargs="+", default=None)
     args = parser.parse_args()
     enable_compilation_cache()
-    overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
+    overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     eval_at = sorted(set(args.eval_at or [get_preset(args.preset).num_iterations]))
     # the schedules (lr decay, exploration) span the last evaluation point
     cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import jax
 import numpy as np
-import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _exact_linear import exact_posterior  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior, log_posterior_theta, sample_posterior_theta  # noqa: E402
+from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.sample import sample_joint  # noqa: E402
@@ -93,7 +93,7 @@ def main():
     parser.add_argument("--eval-every", type=int, default=0, help="also evaluate every this many iterations")
     args = parser.parse_args()
     enable_compilation_cache()
-    overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
+    overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     cfg = get_preset(args.preset, **overrides)
     print(
         f"# cpu cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} preset={args.preset} "

@@ -27,7 +27,6 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _training import train_to  # noqa: E402
@@ -35,6 +34,7 @@ from family_floor import mean_field_gaps  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet import exact_flows  # noqa: E402
+from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
@@ -181,7 +181,7 @@ def main():
     parser.add_argument("--levels", action="store_true", help="also print mass and flow per edge count")
     args = parser.parse_args()
     enable_compilation_cache()
-    overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
+    overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     cfg = get_preset(args.preset, **overrides)
     eval_at = sorted(set(args.eval_at or [cfg.num_iterations]))
     print(

@@ -29,7 +29,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _training import train_to  # noqa: E402
@@ -38,6 +37,7 @@ from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows, policy  # noqa: E402
+from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
 from jspgfn.gflownet.loss import elbo_term, reparameterised  # noqa: E402
@@ -46,6 +46,8 @@ from jspgfn.gflownet.rewards import log_rewards  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
+
+_FIT_LR = 1e-3  # the quick preset's learning rate; --set learning_rate=... changes the training after the fit only
 
 
 def optimal_action_log_probs(lattice, log_exact):
@@ -66,7 +68,7 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
     cfg = trainer.cfg
     params = trainer.init(seed).params
     schedule = optax.warmup_cosine_decay_schedule(
-        0.0, cfg.learning_rate, max(1, cfg.warmup), max(steps, cfg.warmup + 1), cfg.learning_rate * 0.05
+        0.0, _FIT_LR, max(1, cfg.warmup), max(steps, cfg.warmup + 1), _FIT_LR * 0.05
     )
     optimizer = optax.chain(optax.clip_by_global_norm(cfg.grad_clip), optax.adam(schedule))
     opt_state = optimizer.init(params)
@@ -122,7 +124,7 @@ def main():
     parser.add_argument("--then-train", type=int, nargs="*", default=[], metavar="ITERATION")
     args = parser.parse_args()
     enable_compilation_cache()
-    overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
+    overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     cfg = get_preset(args.preset, **overrides)
     print(
         f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
