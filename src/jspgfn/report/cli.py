@@ -234,19 +234,27 @@ def _edge_marginals(args):
     print(f"wrote {args.out}.pdf/.png")
 
 
-def _table_graph(args):
+def _per_method_table(args, table_name, note):
+    """Write the per-method table jspgfn.report.tables.<table_name>(metrics) -> (numbers, shown) of
+    args.metrics to args.out (the tables module needs the plotting packages: imported after the check)."""
     _require_plotting()
-    from jspgfn.report.tables import table_graph, write_table
+    from jspgfn.report import tables
+
+    make_table = getattr(tables, table_name)
 
     metrics = _read(args.metrics)
     _require(metrics, ["label"], args.metrics)
     try:
-        numbers, shown = table_graph(metrics)
+        numbers, shown = make_table(metrics)
     except ValueError as exc:
         raise JspgfnError(f"{args.metrics}: {exc}") from None
-    note = TABLE_GRAPH_NOTE if args.note is None else f"{args.note} {TABLE_GRAPH_NOTE}"
-    write_table(numbers, shown, args.out, args.title, note)
+    tables.write_table(numbers, shown, args.out, args.title, note)
     print(f"wrote {args.out}.csv/.tex/.pdf: {len(numbers)} methods")
+
+
+def _table_graph(args):
+    note = TABLE_GRAPH_NOTE if args.note is None else f"{args.note} {TABLE_GRAPH_NOTE}"
+    _per_method_table(args, "table_graph", note)
 
 
 TABLE_EXACT_GRAPHS_NOTE = (
@@ -260,14 +268,4 @@ TABLE_EXACT_GRAPHS_NOTE = (
 
 
 def _table_exact_graphs(args):
-    _require_plotting()
-    from jspgfn.report.tables import table_exact_graphs, write_table
-
-    metrics = _read(args.metrics)
-    _require(metrics, ["label"], args.metrics)
-    try:
-        numbers, shown = table_exact_graphs(metrics)
-    except ValueError as exc:
-        raise JspgfnError(f"{args.metrics}: {exc}") from None
-    write_table(numbers, shown, args.out, args.title, TABLE_EXACT_GRAPHS_NOTE)
-    print(f"wrote {args.out}.csv/.tex/.pdf: {len(numbers)} methods")
+    _per_method_table(args, "table_exact_graphs", TABLE_EXACT_GRAPHS_NOTE)

@@ -207,8 +207,15 @@ def table_graph(metrics):
     if runs.empty:
         raise ValueError("no run has an expected_shd or auroc (the dataset has no graph.csv)")
     runs[columns] = values.loc[runs.index]
+    return _per_method(runs, {column: (title, 3) for column, title in GRAPH_COLUMNS.items()})
+
+
+def _per_method(runs, columns):
+    """(numbers, shown) of a per-method table: runs (label and the columns' values, one row per run),
+    columns {metric: (title, digits shown)}. numbers: method, label, each metric's mean across the runs and
+    its 95% CI half-width <metric>_ci, n (the most runs with a value); shown: "mean ± 95% CI" strings."""
     names = display_names(runs)
-    summary = summarise(runs, columns)
+    summary = summarise(runs, list(columns))
     numbers, shown = [], []
     for label in sort_labels(runs["label"].unique(), names):
         part = summary[summary.label == label].set_index("metric")
@@ -220,7 +227,7 @@ def table_graph(metrics):
         shown.append(
             {
                 "Method": names[label],
-                **{title: format_mean_ci(row[c], row[f"{c}_ci"]) for c, title in GRAPH_COLUMNS.items()},
+                **{title: format_mean_ci(row[c], row[f"{c}_ci"], digits) for c, (title, digits) in columns.items()},
                 "Datasets": str(row["n"]),
             }
         )
@@ -262,25 +269,4 @@ def table_exact_graphs(metrics):
         raise ValueError("no run has num_edges_mean (none was evaluated with --exact)")
     runs[keys] = values.loc[runs.index]
     runs["log_pdg_gap"] = runs["exact_log_pdg_mean"] - runs["log_pdg_mean"]
-    columns = list(EXACT_GRAPH_COLUMNS)
-    names = display_names(runs)
-    summary = summarise(runs, columns)
-    numbers, shown = [], []
-    for label in sort_labels(runs["label"].unique(), names):
-        part = summary[summary.label == label].set_index("metric")
-        row = {"method": names[label], "label": label}
-        for column in columns:
-            row[column], row[f"{column}_ci"] = part.loc[column, "mean"], part.loc[column, "ci"]
-        row["n"] = int((runs.label == label).sum())
-        numbers.append(row)
-        shown.append(
-            {
-                "Method": names[label],
-                **{
-                    title: format_mean_ci(row[c], row[f"{c}_ci"], digits)
-                    for c, (title, digits) in EXACT_GRAPH_COLUMNS.items()
-                },
-                "Datasets": str(row["n"]),
-            }
-        )
-    return pd.DataFrame(numbers), pd.DataFrame(shown)
+    return _per_method(runs, EXACT_GRAPH_COLUMNS)
