@@ -32,6 +32,7 @@ import json
 import sys
 import time
 import warnings
+from pathlib import Path
 
 _COMPILES = [0]
 
@@ -62,90 +63,42 @@ def main():
     args = parser.parse_args()
 
     warnings.filterwarnings("ignore")
-    sys.path.insert(0, args.src)
+    sys.path.insert(0, str(Path(__file__).parent))
     import jax
     import jax.monitoring
-    import jax.numpy as jnp
     import numpy as np
-    import optax
-    from dag_gflownet.env import GFlowNetDAGEnv
-    from dag_gflownet.gflownet import DAGGFlowNet
-    from dag_gflownet.models.priors import UniformPrior
-    from dag_gflownet.utils.data import Dataset
-    from dag_gflownet.utils.factories import get_model
-    from dag_gflownet.utils.jraph_utils import to_graphs_tuple
-    from dag_gflownet.utils.replay_buffer import ReplayBuffer
+    from _released import ReleasedRun
 
     jax.monitoring.register_event_duration_secs_listener(_count_compiles)
     start = time.time()
-    x = np.load(args.data).astype(np.float32)
-    train = Dataset(data=jnp.asarray(x), interventions=jnp.zeros_like(jnp.asarray(x)))
-
-    # As train.py's main(), with synthetic data instead of a W&B artifact.
-    rng = np.random.default_rng(args.seed)
-    key = jax.random.PRNGKey(args.seed)
-    key, subkey = jax.random.split(key)
-    env = GFlowNetDAGEnv(num_envs=args.num_envs, num_variables=x.shape[1], max_parents=None)
-    replay = ReplayBuffer(100_000, num_variables=env.num_variables)
-    model = get_model(args.model, UniformPrior(), train, args.obs_scale)
-    gflownet = DAGGFlowNet(
-        model=model,
-        delta=1.0,
-        num_samples=args.theta_samples,
-        update_target_every=0,
-        dataset_size=x.shape[0],
-        batch_size=None,
+    run = ReleasedRun(
+        args.src,
+        np.load(args.data).astype(np.float32),
+        model=args.model,
+        batch_size=args.batch_size,
+        theta_samples=args.theta_samples,
+        lr=args.lr,
+        num_envs=args.num_envs,
+        prefill=args.prefill,
+        num_iterations=args.num_iterations,
+        min_exploration=0.1,
+        obs_scale=args.obs_scale,
+        seed=args.seed,
+        guard=False,  # timed as released
     )
-    params, state = gflownet.init(subkey, optax.adam(args.lr), replay.dummy["graph"], replay.dummy["mask"])
-    exploration_schedule = jax.jit(
-        optax.linear_schedule(
-            init_value=jnp.array(0.0),
-            end_value=jnp.array(1.0 - 0.1),
-            transition_steps=args.num_iterations // 2,
-            transition_begin=args.prefill,
-        )
-    )
-    normalization = jnp.array(x.shape[0])
-    loop = {"iteration": 0, "observations": env.reset(), "indices": None, "params": params, "state": state}
-
-    def iteration(update):
-        nonlocal key
-        epsilon = exploration_schedule(loop["iteration"])
-        observations = loop["observations"]
-        observations["graph"] = to_graphs_tuple(observations["adjacency"])
-        actions, key, logs = gflownet.act(loop["params"].online, key, observations, epsilon, normalization)
-        next_observations, delta_scores, dones, _ = env.step(np.asarray(actions))
-        loop["indices"] = replay.add(
-            observations,
-            actions,
-            logs["is_exploration"],
-            next_observations,
-            delta_scores,
-            dones,
-            prev_indices=loop["indices"],
-        )
-        loop["observations"] = next_observations
-        if update:
-            samples = replay.sample(batch_size=args.batch_size, rng=rng)
-            loop["params"], loop["state"], logs = gflownet.step(
-                loop["params"], loop["state"], samples, train, normalization
-            )
-            float(logs["loss"])  # train.py formats the loss for its progress bar every iteration
-        loop["iteration"] += 1
-
     for _ in range(args.prefill):
-        iteration(update=False)
+        run.step(update=False)
     for _ in range(args.warmup):
-        iteration(update=True)
+        run.step(update=True)
     emit(
         {
             "ready": True,
             "setup_s": time.time() - start,
             "jax": jax.__version__,
             "numpy": np.__version__,
-            "replay_size": len(replay),
+            "replay_size": len(run.replay),
             "adam_state_nan": bool(
-                any(np.isnan(np.asarray(leaf)).any() for leaf in jax.tree_util.tree_leaves(loop["state"].optimizer))
+                any(np.isnan(np.asarray(leaf)).any() for leaf in jax.tree_util.tree_leaves(run.state.optimizer))
             ),
         }
     )
@@ -158,7 +111,7 @@ def main():
         for _ in range(int(words[1])):
             before = _COMPILES[0]
             t = time.perf_counter()
-            iteration(update=True)
+            run.step(update=True)
             elapsed = time.perf_counter() - t
             if _COMPILES[0] == before:
                 times.append(elapsed)
