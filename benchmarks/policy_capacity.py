@@ -20,6 +20,7 @@ training keep the exact sampler, or pull it back into the leak?
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -38,7 +39,7 @@ from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows, policy  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
-from jspgfn.gflownet.core import Trainer  # noqa: E402
+from jspgfn.gflownet.core import Trainer, make_optimizer  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
 from jspgfn.gflownet.loss import elbo_term, reparameterised  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
@@ -67,10 +68,7 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
     the negative ELBO of q(theta | G) on the same states: (params, mean KL over the last 100 steps)."""
     cfg = trainer.cfg
     params = trainer.init(seed).params
-    schedule = optax.warmup_cosine_decay_schedule(
-        0.0, _FIT_LR, max(1, cfg.warmup), max(steps, cfg.warmup + 1), _FIT_LR * 0.05
-    )
-    optimizer = optax.chain(optax.clip_by_global_norm(cfg.grad_clip), optax.adam(schedule))
+    optimizer = make_optimizer(dataclasses.replace(cfg, learning_rate=_FIT_LR, num_iterations=steps))
     opt_state = optimizer.init(params)
     graphs = jnp.asarray(lattice.graphs)
     p_star = jnp.asarray(np.exp(target), jnp.float32)  # [M, A], 0 where invalid
