@@ -105,6 +105,28 @@ def test_gene_expression_bad_options(tmp_path, capsys):
     assert no_output(out)
 
 
+@pytest.mark.parametrize("marker", ["meta.json", "train.csv"])
+def test_realdata_never_deletes_files_it_did_not_write(tmp_path, capsys, marker):
+    """A folder that looks like a dataset (meta.json or train.csv) but also holds the user's files is
+    refused, with every file kept; a folder of a dataset's own files alone is replaced."""
+    table = write_table(tmp_path / "cells.csv")
+    out = tmp_path / "p"
+    (out / "code").mkdir(parents=True)
+    (out / marker).write_text("{}")
+    (out / "thesis.tex").write_text("thesis")
+    (out / "code" / "a.py").write_text("x")
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, err = run_cli([*argv, "--out", str(out)], capsys)
+    assert_one_error_line(status, err, str(out), "thesis.tex", "code/", "not replacing")
+    assert (out / "thesis.tex").read_text() == "thesis" and (out / "code" / "a.py").read_text() == "x"
+    assert (out / marker).read_text() == "{}"
+    (out / "thesis.tex").unlink()
+    (out / "code" / "a.py").unlink()
+    (out / "code").rmdir()
+    status, _, _ = run_cli([*argv, "--held-out", "CD4", "--out", str(out)], capsys)
+    assert status == 0 and load_dataset(out).meta["test_knockouts"] == ["CD4"]
+
+
 # ----------------------------------------------------------------- gene expression: the simulated stand-in
 
 

@@ -476,3 +476,16 @@ def test_other_exceptions_remain_tracebacks(tmp_path, files, monkeypatch):
     monkeypatch.setattr(jspgfn.exact, "save_exact", bug)
     with pytest.raises(OSError, match="not from the operating system"):
         cli.main(["exact", str(files["a"]), "--out", str(tmp_path / "exact.npz")])
+
+
+def test_generate_removes_dataset_files_the_new_dataset_lacks(tmp_path, capsys):
+    """An observational dataset written over an interventional one does not inherit its interventions;
+    the user's own files in the folder stay."""
+    out = tmp_path / "g"
+    size = ["--d", "4", "--n", "20", "--n-test", "10", "--out", str(out)]
+    assert cli.main(["generate", "--interventional-fraction", "0.5", *size]) == 0
+    assert load_dataset(out).train_interventions is not None
+    (out / "notes.txt").write_text("mine")
+    assert cli.main(["generate", *size]) == 0
+    assert load_dataset(out).train_interventions is None and load_dataset(out).test_interventions is None
+    assert (out / "notes.txt").read_text() == "mine"

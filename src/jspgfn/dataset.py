@@ -254,6 +254,12 @@ def load_dataset(path):
 # ----------------------------------------------------------------- writing
 
 
+# The files a dataset folder consists of (the module docstring); nothing else is ever written into one.
+DATASET_FILES = frozenset(
+    ("train.csv", "test.csv", "graph.csv", "meta.json", "train_interventions.csv", "test_interventions.csv")
+)
+
+
 def _csv_text(names, values, integer=False):
     fmt = (lambda v: str(int(v))) if integer else (lambda v: repr(float(v)))
     lines = [",".join(names)]
@@ -264,7 +270,10 @@ def _csv_text(names, values, integer=False):
 def write_dataset(folder, dataset):
     """Write a Dataset as a dataset folder; each file appears whole or not at all.
 
-    meta.json is written last, so its presence marks a complete folder.
+    Files of the folder's other contents are kept, except a dataset file (DATASET_FILES) that this dataset
+    lacks: a train_interventions.csv left from an earlier dataset would otherwise be read with the new
+    train.csv. A previous meta.json is removed first and the new one written last, so its presence marks a
+    complete folder.
     """
     folder = Path(folder)
     check_values(dataset.train, folder / "train.csv", dataset.names, what="training data")
@@ -273,34 +282,59 @@ def write_dataset(folder, dataset):
     if folder.exists() and not folder.is_dir():
         raise DataError(folder, "exists and is not a folder: a dataset is written as a folder")
     folder.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(folder / "train.csv", _csv_text(dataset.names, dataset.train))
-    if dataset.test is not None:
-        atomic.write_text(folder / "test.csv", _csv_text(dataset.names, dataset.test))
-    if dataset.graph is not None:
-        atomic.write_text(folder / "graph.csv", _csv_text(dataset.names, dataset.graph, integer=True))
-    for name in ("train_interventions", "test_interventions"):
-        value = getattr(dataset, name)
-        if value is not None:
-            atomic.write_text(folder / f"{name}.csv", _csv_text(dataset.names, value, integer=True))
+    tables = {
+        "train.csv": (dataset.train, False),
+        "test.csv": (dataset.test, False),
+        "graph.csv": (dataset.graph, True),
+        "train_interventions.csv": (dataset.train_interventions, True),
+        "test_interventions.csv": (dataset.test_interventions, True),
+    }
+    (folder / "meta.json").unlink(missing_ok=True)
+    for name, (values, integer) in tables.items():
+        if values is not None:
+            atomic.write_text(folder / name, _csv_text(dataset.names, values, integer=integer))
+        else:
+            (folder / name).unlink(missing_ok=True)
     atomic.write_json(folder / "meta.json", dataset.meta)
 
 
-def _looks_like_dataset_folder(folder):
-    entries = list(folder.iterdir())
-    return not entries or any(p.name in ("meta.json", "train.csv") for p in entries)
+def _foreign_entries(folder):
+    """The names in `folder` that are not a dataset's own files (sub-folders marked with a trailing /)."""
+    return sorted(
+        entry.name + ("/" if entry.is_dir() else "")
+        for entry in folder.iterdir()
+        if entry.name not in DATASET_FILES or not entry.is_file()
+    )
+
+
+def _check_replaceable(out):
+    """DataError unless `out` is absent, empty or holds only a dataset's own files (DATASET_FILES).
+
+    Replacing the folder removes everything in it, so a folder that holds anything else (the user's
+    files, sub-folders) is refused rather than emptied: no command deletes a file it did not write.
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(out, "exists and is not a folder: a dataset is written as a folder")
+    if not out.is_dir():
+        return
+    foreign = _foreign_entries(out)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise DataError(
+            out,
+            f"holds {shown}, not part of a dataset folder: not replacing it (writing the dataset would delete "
+            "them); give a new or empty folder as --out",
+        )
 
 
 def write_dataset_folder(out, dataset):
     """Write the dataset into a temporary folder next to `out`, then rename it onto `out`.
 
     A reader sees the old folder or the new one, never a half-written one. An existing `out` is replaced
-    only when it is empty or a dataset folder (holds train.csv or meta.json); anything else is refused.
+    only when it is empty or holds nothing but a dataset's own files; anything else is refused.
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise DataError(out, "exists and is not a folder: a dataset is written as a folder")
-    if out.is_dir() and not _looks_like_dataset_folder(out):
-        raise DataError(out, "exists and is not a dataset folder (no train.csv or meta.json): not replacing it")
+    _check_replaceable(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
