@@ -69,6 +69,18 @@ def test_bootstrap_refuses_interventional_data():
         fit_baseline("b-pc", ds, "lingauss-diag", 0, num_bootstrap=2)
 
 
+@pytest.mark.parametrize("name", ["b-ges", "b-pc"])
+def test_bootstrap_on_a_single_column_gives_the_empty_graph(tmp_path, capsys, name):
+    """One variable: the empty graph is the only DAG (causal-learn's GES raised an IndexError on it)."""
+    table = tmp_path / "one.csv"
+    table.write_text("a\n1\n2\n3\n4\n5\n1.5\n")
+    out = tmp_path / "s.npz"
+    status = cli.main(["baseline", name, str(table), "--param", "num_bootstrap=3", "--out", str(out)])
+    assert status == 0, capsys.readouterr().err
+    samples = load_samples(out)
+    assert samples.graphs.shape == (3, 1, 1) and not samples.graphs.any() and not samples.theta.any()
+
+
 def test_dibs_refuses_degenerate_prior():
     ds = generate("er1", "linear", 5, 30, 0, seed=0)
     with pytest.raises(JspgfnError, match="edge probability >= 1"):

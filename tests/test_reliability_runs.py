@@ -154,6 +154,16 @@ def test_corrupt_config_one_line_for_sample_and_resume(data_dir, run_copy, tmp_p
     assert snapshot(run_copy) == before and not (tmp_path / "s.npz").exists()
 
 
+@pytest.mark.parametrize("model", ["mlp-categorical", "mlp-zinormal"])
+def test_config_naming_a_model_without_its_settings_is_one_line(run_copy, tmp_path, capsys, model):
+    """config.json edited to name another model, whose constructor takes none of the Gaussian settings."""
+    config = json.loads((run_copy / "config.json").read_text())
+    (run_copy / "config.json").write_text(json.dumps({**config, "model": model}))
+    status = cli_main(["sample", str(run_copy), "--num", "2", "--out", str(tmp_path / "s.npz")])
+    one_line_error(capsys, status, str(run_copy / "config.json"), model, "obs_var")
+    assert not (tmp_path / "s.npz").exists()
+
+
 @pytest.mark.parametrize("how", ["empty", "truncated", "text"])
 def test_corrupt_samples_file_named_without_numpy_internals(data_dir, run_copy, tmp_path, capsys, how):
     samples = tmp_path / "s.npz"

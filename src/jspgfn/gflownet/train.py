@@ -197,8 +197,10 @@ _REQUIRED_CONFIG = {
 
 
 def read_config(run, advice=_TRAIN_ADVICE):
-    """The config dict of run folder `run`; DataError naming config.json when it is not one."""
+    """The config dict of run folder `run`; DataError naming config.json when it is not one (the model's
+    settings included: they must be those the named model takes)."""
     from jspgfn.gflownet.presets import TrainConfig
+    from jspgfn.models import get_model
 
     path = Path(run) / CONFIG
 
@@ -224,6 +226,12 @@ def read_config(run, advice=_TRAIN_ADVICE):
     unknown = sorted(set(config["train_config"]) - known)
     if unknown:
         raise invalid(f"unknown training option(s) {', '.join(unknown)}")
+    if not isinstance(config.get("model_kwargs", {}), dict):
+        raise invalid("'model_kwargs' is not an object")
+    try:
+        get_model(config["model"], **config.get("model_kwargs", {}))
+    except JspgfnError as exc:
+        raise invalid(str(exc)) from None
     return config
 
 
