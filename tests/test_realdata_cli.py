@@ -6,6 +6,7 @@ import pytest
 from jspgfn.cli import main
 from jspgfn.dataset import load_dataset
 from jspgfn.errors import JspgfnError
+from jspgfn.realdata import gene_expression as ge
 from jspgfn.realdata import sachs
 
 GENES = ("GATA1", "TP53", "MYC", "CD4")
@@ -39,6 +40,7 @@ def assert_one_error_line(status, err, *words):
     assert len(lines) == 1 and lines[0].startswith("jspgfn: error: "), err
     for word in words:
         assert word in lines[0], lines[0]
+    return lines[0]
 
 
 def no_output(folder):
@@ -84,6 +86,30 @@ def test_gene_expression_malformed_table_one_line_no_output(tmp_path, capsys, ca
     status, _, err = run_cli([*argv, "--out", str(out)], capsys)
     assert_one_error_line(status, err, *words)
     assert no_output(out)
+
+
+def test_gene_expression_value_error_names_the_users_file_and_line(tmp_path, capsys):
+    """Not the temporary folder, not a numpy repr; a --transform log1p makes the same value usable."""
+    table = write_table(tmp_path / "cells.csv", cells=CELLS[:2] + [("TP53", [2e20, 0, 3, 0])] + CELLS[3:])
+    out = tmp_path / "o_x"
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, err = run_cli([*argv, "--out", str(out)], capsys)
+    line = assert_one_error_line(status, err, f"{table}: line 4, column 'GATA1': value 2e+20 is too large")
+    assert ".tmp" not in line and "np." not in line
+    assert no_output(out)
+    status, _, _ = run_cli([*argv, "--transform", "log1p", "--out", str(out)], capsys)
+    assert status == 0
+
+
+def test_range_errors_name_the_flags(tmp_path, capsys):
+    table = write_table(tmp_path / "cells.csv")
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, err = run_cli([*argv, "--held-out", "7", "--out", str(tmp_path / "o")], capsys)
+    assert_one_error_line(status, err, "--held-out must lie in [1, 3]", "got 7")
+    status, _, err = run_cli(["realdata", "gene-expression", "--num-genes", "0", "--out", str(tmp_path / "o")], capsys)
+    assert_one_error_line(status, err, "--num-genes must be >= 2, got 0")
+    with pytest.raises(JspgfnError, match="^held_out must lie"):  # from Python: the parameter's name
+        ge.gene_expression_dataset(table, target_column="perturbation", held_out=7)
 
 
 def test_gene_expression_bad_options(tmp_path, capsys):
@@ -197,5 +223,5 @@ def test_sachs_from_cdt(tmp_path, capsys):
     assert set(np.unique(ds.train)) <= {0.0, 1.0, 2.0} and ds.meta["seed"] == 2
     # Too many training rows: one line, nothing written.
     status, _, err = run_cli(["realdata", "sachs", "--num-train", "999999", "--out", str(tmp_path / "x")], capsys)
-    assert_one_error_line(status, err, "num_train")
+    assert_one_error_line(status, err, "--num-train must be between 1 and 4200")
     assert no_output(tmp_path / "x")

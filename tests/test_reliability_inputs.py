@@ -199,12 +199,12 @@ def test_save_exact_refuses_non_finite(tmp_path, files):
     [
         (("--obs-var", "-1"), ("--obs-var",)),
         (("--obs-var", "nan"), ("--obs-var",)),
-        (("--d", "1"), ("d=1",)),
-        (("--n", "0"), ("n=0",)),
-        (("--n-test", "-1"), ("n-test=-1",)),
-        (("--interventional-fraction", "1.5"), ("fraction",)),
-        (("--interventional-fraction", "nan"), ("fraction",)),
-        (("--seed", "-1"), ("seed",)),
+        (("--d", "1"), ("--d must be >= 2, got 1",)),
+        (("--n", "0"), ("--n must be >= 1, got 0",)),
+        (("--n-test", "-1"), ("--n-test must be >= 0, got -1",)),
+        (("--interventional-fraction", "1.5"), ("--interventional-fraction",)),
+        (("--interventional-fraction", "nan"), ("--interventional-fraction",)),
+        (("--seed", "-1"), ("--seed",)),
         (("--graph", "er0"), ("er0",)),
     ],
 )

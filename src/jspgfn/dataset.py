@@ -97,16 +97,18 @@ def value_problem(value):
     return None
 
 
-def check_values(values, source, names=None, what="data"):
+def check_values(values, source, names=None, what="data", first_line=None):
     """Raise DataError(source, ...) unless every entry of values [N, d] is finite and within MAX_ABS_VALUE;
-    the message names the first bad row (1-based data row) and column."""
+    the message names the first bad row and column: `line L` of the file `source` when its rows start at
+    line `first_line`, else `<what> row R` (1-based)."""
     values = np.asarray(values, dtype=np.float64)
     bad = ~np.isfinite(values) | (np.abs(values) > MAX_ABS_VALUE)
     if np.any(bad):
         r, c = (int(i) for i in np.argwhere(bad)[0])
         column = names[c] if names is not None else str(c)
-        problem = value_problem(float(values[r, c]))
-        raise DataError(source, f"{what} row {r + 1}, column '{column}': value {values[r, c]!r} {problem}")
+        value = float(values[r, c])
+        where = f"line {r + first_line}" if first_line is not None else f"{what} row {r + 1}"
+        raise DataError(source, f"{where}, column '{column}': value {value!r} {value_problem(value)}")
 
 
 def warn_constant_columns(values, names, source):
@@ -267,6 +269,13 @@ def _csv_text(names, values, integer=False):
     return "\n".join(lines) + "\n"
 
 
+def _check_dataset_values(dataset, train_source, test_source):
+    """check_values of the training and test data, the messages naming train_source and test_source."""
+    check_values(dataset.train, train_source, dataset.names, what="training data")
+    if dataset.test is not None:
+        check_values(dataset.test, test_source, dataset.names, what="test data")
+
+
 def write_dataset(folder, dataset):
     """Write a Dataset as a dataset folder; each file appears whole or not at all.
 
@@ -276,9 +285,7 @@ def write_dataset(folder, dataset):
     complete folder.
     """
     folder = Path(folder)
-    check_values(dataset.train, folder / "train.csv", dataset.names, what="training data")
-    if dataset.test is not None:
-        check_values(dataset.test, folder / "test.csv", dataset.names, what="test data")
+    _check_dataset_values(dataset, folder / "train.csv", folder / "test.csv")
     if folder.exists() and not folder.is_dir():
         raise DataError(folder, "exists and is not a folder: a dataset is written as a folder")
     folder.mkdir(parents=True, exist_ok=True)
@@ -335,6 +342,8 @@ def write_dataset_folder(out, dataset):
     """
     out = Path(out)
     _check_replaceable(out)
+    source = dataset.source or out  # what the user knows: never the temporary folder
+    _check_dataset_values(dataset, source, source)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
