@@ -153,6 +153,31 @@ def test_realdata_never_deletes_files_it_did_not_write(tmp_path, capsys, marker)
     assert status == 0 and load_dataset(out).meta["test_knockouts"] == ["CD4"]
 
 
+def test_stale_temporary_folders_of_a_killed_run_are_removed(tmp_path, capsys):
+    """kill -9 mid-write leaves `.p.<8 characters>.tmp/` beside --out; the next run removes it (when older
+    than atomic.STALE_SECONDS, so that a live writer's folder is spared), not another target's."""
+    import os
+    import time
+
+    from jspgfn import atomic
+
+    table = write_table(tmp_path / "cells.csv")
+    stale, fresh, other = tmp_path / ".p.k1ll3d_0.tmp", tmp_path / ".p.l1v3abcd.tmp", tmp_path / ".pp.k1ll3d_0.tmp"
+    for folder in (stale, fresh, other):
+        folder.mkdir()
+        (folder / "train.csv").write_text("a\n1\n")
+    old = time.time() - 2 * atomic.STALE_SECONDS
+    for folder in (stale, other):
+        os.utime(folder, (old, old))
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, _ = run_cli([*argv, "--out", str(tmp_path / "p")], capsys)
+    assert status == 0
+    assert not stale.exists() and fresh.is_dir() and other.is_dir()
+    status, _, _ = run_cli([*argv, "--out", str(tmp_path / "p")], capsys)  # replacing leaves nothing either
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".p.")) == [fresh.name]
+
+
 # ----------------------------------------------------------------- gene expression: the simulated stand-in
 
 

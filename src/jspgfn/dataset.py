@@ -346,6 +346,7 @@ def write_dataset_folder(out, dataset):
     _check_dataset_values(dataset, source, source)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        atomic.remove_stale_temporaries(out)  # the folders of a writer killed before its rename
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     except OSError as exc:
         raise DataError(out, f"cannot write in {out.parent} ({exc.strerror or exc})") from None
@@ -353,7 +354,8 @@ def write_dataset_folder(out, dataset):
     try:
         write_dataset(tmp, dataset)
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            # ".tmp" as well: a kill before the rmtree below leaves it to remove_stale_temporaries
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
             os.replace(out, old)  # onto the empty folder mkdtemp made
         os.replace(tmp, out)
     except BaseException:
