@@ -114,11 +114,11 @@ def _run_exact(args):
     if d <= MAX_EXACT_VARIABLES and args.max_parents is None:
         posterior = compute_exact_posterior(dataset, model, prior)
     else:
-        seconds, peak = check_dp_fits(d, args.data)
+        seconds, peak = check_dp_fits(d, args.data, num_samples=args.samples)
         if seconds > 60:
             print(
-                f"exact: d={d}: the subset dynamic program, estimated {seconds / 60:.0f} min and "
-                f"{peak / 2**30:.2g} GiB, then {args.samples} exact samples",
+                f"exact: d={d}: the subset dynamic program and {args.samples:,} exact samples, estimated "
+                f"{seconds / 60:.0f} min and {peak / 2**30:.2g} GiB",
                 file=sys.stderr,
             )
         show = not args.no_progress
