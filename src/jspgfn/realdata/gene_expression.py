@@ -19,12 +19,13 @@ Shapes: N cells, d genes. Interventions are uint8 [N, d], 1 on the knocked-out g
 import csv
 import math
 import numbers
+import warnings
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from jspgfn.dataset import Dataset, check_values, write_dataset_folder
+from jspgfn.dataset import Dataset, DataWarning, check_values, write_dataset_folder
 from jspgfn.errors import DataError, JspgfnError, OptionError, check_count
 
 GENERATOR_VERSION = 1
@@ -242,6 +243,15 @@ def gene_expression_dataset(
     if train.shape[0] == 0:
         raise JspgfnError(f"{path}: every cell is in a held-out knockout; hold out fewer knockouts")
     train_genes = sorted({genes[i] for i in index[~np.isin(index, held)] if i >= 0})
+    if not train_genes:
+        warnings.warn(
+            DataWarning(
+                f"{path}: every knockout is held out ({len(held)}), so the training cells are controls only: "
+                "without interventions in training the data cannot tell the direction of most edges; hold out "
+                "fewer knockouts (--held-out)"
+            ),
+            stacklevel=2,
+        )
     meta = {
         "generator": "jspgfn.realdata.gene_expression.load",
         "generator_version": GENERATOR_VERSION,
