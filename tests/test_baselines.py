@@ -69,6 +69,37 @@ def test_bootstrap_refuses_interventional_data():
         fit_baseline("b-pc", ds, "lingauss-diag", 0, num_bootstrap=2)
 
 
+@pytest.mark.parametrize("name", ["b-ges", "b-pc"])
+def test_bootstrap_on_a_single_column_gives_the_empty_graph(tmp_path, capsys, name):
+    """One variable: the empty graph is the only DAG (causal-learn's GES raised an IndexError on it)."""
+    table = tmp_path / "one.csv"
+    table.write_text("a\n1\n2\n3\n4\n5\n1.5\n")
+    out = tmp_path / "s.npz"
+    status = cli.main(["baseline", name, str(table), "--param", "num_bootstrap=3", "--out", str(out)])
+    assert status == 0, capsys.readouterr().err
+    samples = load_samples(out)
+    assert samples.graphs.shape == (3, 1, 1) and not samples.graphs.any() and not samples.theta.any()
+
+
+def test_bootstrap_failure_says_why_and_what_to_try(tmp_path, capsys):
+    """Two rows: every resample's correlation matrix is singular; the one line says so and what to do."""
+    table = tmp_path / "two.csv"
+    table.write_text("a,b\n1,2\n3,1\n")
+    status = cli.main(["baseline", "b-pc", str(table), "--param", "num_bootstrap=3", "--out", str(tmp_path / "s.npz")])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1, err
+    assert "two.csv" in err and "singular correlation matrix" in err and "give more rows" in err
+    assert not (tmp_path / "s.npz").exists()
+
+
+def test_bootstrap_failure_message_for_cpdags_without_extension():
+    from jspgfn_baselines.shared.bootstrap import failure_message
+
+    message = failure_message("b-pc", "d.csv", {"singular": 1, "no extension": 20}, 50, 5)
+    assert "20 of 21 learnt CPDAGs had no consistent DAG extension" in message
+    assert "alpha halved 5 times" in message and "max_alpha_halvings" in message and "b-ges" in message
+
+
 def test_dibs_refuses_degenerate_prior():
     ds = generate("er1", "linear", 5, 30, 0, seed=0)
     with pytest.raises(JspgfnError, match="edge probability >= 1"):

@@ -74,7 +74,7 @@ def test_generate_rejects_bad_arguments():
         generate("sf2", "linear", 5)
     with pytest.raises(JspgfnError, match="data model"):
         generate("er1", "cubic", 5)
-    with pytest.raises(JspgfnError, match="at least 2"):
+    with pytest.raises(JspgfnError, match="^d must be >= 2, got 1"):
         generate("er1", "linear", 1)
 
 
@@ -136,7 +136,7 @@ def test_cli_subprocess_exit_status(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "jspgfn.cli", "generate", "--d", "1", "--out", str(out)], capture_output=True, text=True
     )
-    assert proc.returncode == 2 and "at least 2 variables" in proc.stderr and not out.exists()
+    assert proc.returncode == 2 and "--d must be >= 2, got 1" in proc.stderr and not out.exists()
     assert len(proc.stderr.strip().splitlines()) == 1
 
 

@@ -344,6 +344,36 @@ def test_the_dp_is_refused_with_its_cost_when_it_does_not_fit():
         check_dp_fits(21, "data.csv", available=2**50)
 
 
+def test_the_estimate_and_the_refusal_include_the_samples():
+    """At d=12 the DP alone fits in 0.5 GiB; 10 million exact samples do not, and the message says so."""
+    from jspgfn.exact_dp import check_dp_fits, dp_cost
+
+    assert dp_cost(12, 100_000)[0] > dp_cost(12)[0] and dp_cost(12, 100_000)[1] > dp_cost(12)[1]
+    check_dp_fits(12, "data.csv", available=2**29)
+    with pytest.raises(JspgfnError, match=r"data.csv: d=12 .* 10,000,000 exact samples would take estimated .* GiB"):
+        check_dp_fits(12, "data.csv", available=2**29, num_samples=10_000_000)
+
+
+def test_sampling_memory_stays_bounded_and_the_samples_unchanged(monkeypatch):
+    """The sampler's caches forget their oldest states beyond SAMPLER_CACHE_BYTES (they grew with the number
+    of samples: 4.1 GB at d=16); what is forgotten is recomputed, so the samples are the same."""
+    import tracemalloc
+
+    import jspgfn.exact_dp as exact_dp
+
+    posterior = subset_posterior(local_scores(MODEL, _dataset(11, 50, seed=2).train))
+    unbounded = exact_dp.sample_dags(posterior, np.random.default_rng(0), 3000)
+    cap = 1 << 18
+    monkeypatch.setattr(exact_dp, "SAMPLER_CACHE_BYTES", cap)
+    tracemalloc.start()
+    bounded = exact_dp.sample_dags(posterior, np.random.default_rng(0), 3000)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    np.testing.assert_array_equal(bounded, unbounded)
+    largest_state = 24 * (1 << 11)  # masks, probs and cdf of the first layer's 2^d subsets
+    assert peak <= 2 * (cap + largest_state) + 4 * bounded.nbytes + (1 << 20)
+
+
 def test_cli_exact_refuses_a_dp_larger_than_the_memory(tmp_path, monkeypatch, capsys):
     import jspgfn.exact_dp as exact_dp
     from jspgfn.cli import main

@@ -138,7 +138,7 @@ def test_rewrite_replaces_a_dataset_folder_but_not_another_folder(tmp_path):
     other = tmp_path / "notes"
     other.mkdir()
     (other / "keep.txt").write_text("mine")
-    with pytest.raises(DataError, match="not a dataset folder"):
+    with pytest.raises(DataError, match="keep.txt, not part of a dataset folder"):
         load(tmp_path, table, "notes")
     assert (other / "keep.txt").read_text() == "mine"
 

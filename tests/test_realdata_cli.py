@@ -6,6 +6,7 @@ import pytest
 from jspgfn.cli import main
 from jspgfn.dataset import load_dataset
 from jspgfn.errors import JspgfnError
+from jspgfn.realdata import gene_expression as ge
 from jspgfn.realdata import sachs
 
 GENES = ("GATA1", "TP53", "MYC", "CD4")
@@ -39,6 +40,7 @@ def assert_one_error_line(status, err, *words):
     assert len(lines) == 1 and lines[0].startswith("jspgfn: error: "), err
     for word in words:
         assert word in lines[0], lines[0]
+    return lines[0]
 
 
 def no_output(folder):
@@ -86,6 +88,30 @@ def test_gene_expression_malformed_table_one_line_no_output(tmp_path, capsys, ca
     assert no_output(out)
 
 
+def test_gene_expression_value_error_names_the_users_file_and_line(tmp_path, capsys):
+    """Not the temporary folder, not a numpy repr; a --transform log1p makes the same value usable."""
+    table = write_table(tmp_path / "cells.csv", cells=CELLS[:2] + [("TP53", [2e20, 0, 3, 0])] + CELLS[3:])
+    out = tmp_path / "o_x"
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, err = run_cli([*argv, "--out", str(out)], capsys)
+    line = assert_one_error_line(status, err, f"{table}: line 4, column 'GATA1': value 2e+20 is too large")
+    assert ".tmp" not in line and "np." not in line
+    assert no_output(out)
+    status, _, _ = run_cli([*argv, "--transform", "log1p", "--out", str(out)], capsys)
+    assert status == 0
+
+
+def test_range_errors_name_the_flags(tmp_path, capsys):
+    table = write_table(tmp_path / "cells.csv")
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, err = run_cli([*argv, "--held-out", "7", "--out", str(tmp_path / "o")], capsys)
+    assert_one_error_line(status, err, "--held-out must lie in [1, 3]", "got 7")
+    status, _, err = run_cli(["realdata", "gene-expression", "--num-genes", "0", "--out", str(tmp_path / "o")], capsys)
+    assert_one_error_line(status, err, "--num-genes must be >= 2, got 0")
+    with pytest.raises(JspgfnError, match="^held_out must lie"):  # from Python: the parameter's name
+        ge.gene_expression_dataset(table, target_column="perturbation", held_out=7)
+
+
 def test_gene_expression_bad_options(tmp_path, capsys):
     table = write_table(tmp_path / "cells.csv")
     out = tmp_path / "ge"
@@ -103,6 +129,53 @@ def test_gene_expression_bad_options(tmp_path, capsys):
     status, _, err = run_cli([*argv, "--out", str(tmp_path / "file")], capsys)
     assert_one_error_line(status, err, "is a file")
     assert no_output(out)
+
+
+@pytest.mark.parametrize("marker", ["meta.json", "train.csv"])
+def test_realdata_never_deletes_files_it_did_not_write(tmp_path, capsys, marker):
+    """A folder that looks like a dataset (meta.json or train.csv) but also holds the user's files is
+    refused, with every file kept; a folder of a dataset's own files alone is replaced."""
+    table = write_table(tmp_path / "cells.csv")
+    out = tmp_path / "p"
+    (out / "code").mkdir(parents=True)
+    (out / marker).write_text("{}")
+    (out / "thesis.tex").write_text("thesis")
+    (out / "code" / "a.py").write_text("x")
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, err = run_cli([*argv, "--out", str(out)], capsys)
+    assert_one_error_line(status, err, str(out), "thesis.tex", "code/", "not replacing")
+    assert (out / "thesis.tex").read_text() == "thesis" and (out / "code" / "a.py").read_text() == "x"
+    assert (out / marker).read_text() == "{}"
+    (out / "thesis.tex").unlink()
+    (out / "code" / "a.py").unlink()
+    (out / "code").rmdir()
+    status, _, _ = run_cli([*argv, "--held-out", "CD4", "--out", str(out)], capsys)
+    assert status == 0 and load_dataset(out).meta["test_knockouts"] == ["CD4"]
+
+
+def test_stale_temporary_folders_of_a_killed_run_are_removed(tmp_path, capsys):
+    """kill -9 mid-write leaves `.p.<8 characters>.tmp/` beside --out; the next run removes it (when older
+    than atomic.STALE_SECONDS, so that a live writer's folder is spared), not another target's."""
+    import os
+    import time
+
+    from jspgfn import atomic
+
+    table = write_table(tmp_path / "cells.csv")
+    stale, fresh, other = tmp_path / ".p.k1ll3d_0.tmp", tmp_path / ".p.l1v3abcd.tmp", tmp_path / ".pp.k1ll3d_0.tmp"
+    for folder in (stale, fresh, other):
+        folder.mkdir()
+        (folder / "train.csv").write_text("a\n1\n")
+    old = time.time() - 2 * atomic.STALE_SECONDS
+    for folder in (stale, other):
+        os.utime(folder, (old, old))
+    argv = ["realdata", "gene-expression", "--input", str(table), "--target-column", "perturbation"]
+    status, _, _ = run_cli([*argv, "--out", str(tmp_path / "p")], capsys)
+    assert status == 0
+    assert not stale.exists() and fresh.is_dir() and other.is_dir()
+    status, _, _ = run_cli([*argv, "--out", str(tmp_path / "p")], capsys)  # replacing leaves nothing either
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".p.")) == [fresh.name]
 
 
 # ----------------------------------------------------------------- gene expression: the simulated stand-in
@@ -175,5 +248,5 @@ def test_sachs_from_cdt(tmp_path, capsys):
     assert set(np.unique(ds.train)) <= {0.0, 1.0, 2.0} and ds.meta["seed"] == 2
     # Too many training rows: one line, nothing written.
     status, _, err = run_cli(["realdata", "sachs", "--num-train", "999999", "--out", str(tmp_path / "x")], capsys)
-    assert_one_error_line(status, err, "num_train")
+    assert_one_error_line(status, err, "--num-train must be between 1 and 4200")
     assert no_output(tmp_path / "x")

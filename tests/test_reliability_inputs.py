@@ -136,6 +136,28 @@ def test_constant_column_warns_on_one_line(tmp_path, capsys):
     assert lines == [lines[0]] and lines[0].startswith(f"jspgfn: warning: {data}: column 'C' is constant")
 
 
+@pytest.mark.parametrize(
+    "text, warning",
+    [
+        ("A,B,C\n1,1,3\n2,2,1\n3,3,4\n4,4,2\n", "duplicated columns ('B' = 'A')"),
+        ("A,B\n1e8,2\n-3e8,1\n2e8,3\n", "column(s) 'A' have standard deviations up to 2.16e+08"),
+    ],
+)
+def test_duplicated_or_badly_scaled_columns_warn_on_one_line(tmp_path, capsys, text, warning):
+    data = write_csv(tmp_path / "d.csv", text)
+    out = tmp_path / "exact.npz"
+    status, _, lines = run(capsys, "exact", data, "--out", out)
+    assert status == 0 and out.is_file()
+    assert lines == [f"jspgfn: warning: {data}: {warning}" + lines[0].split(warning, 1)[1]], lines
+
+
+def test_gene_expression_split_with_controls_only_warns(tmp_path, capsys):
+    table = write_csv(tmp_path / "cells.csv", "g1,g2,target\n1,2,control\n2,1,control\n3,3,g1\n")
+    status, _, lines = run(capsys, "realdata", "gene-expression", "--input", table, "--out", tmp_path / "ko")
+    assert status == 0
+    assert len(lines) == 1 and lines[0].startswith(f"jspgfn: warning: {table}: every knockout is held out"), lines
+
+
 def test_no_warning_without_constant_columns(files, recwarn):
     load_dataset(files["a"])
     assert not [w for w in recwarn if issubclass(w.category, DataWarning)]
@@ -199,12 +221,12 @@ def test_save_exact_refuses_non_finite(tmp_path, files):
     [
         (("--obs-var", "-1"), ("--obs-var",)),
         (("--obs-var", "nan"), ("--obs-var",)),
-        (("--d", "1"), ("d=1",)),
-        (("--n", "0"), ("n=0",)),
-        (("--n-test", "-1"), ("n-test=-1",)),
-        (("--interventional-fraction", "1.5"), ("fraction",)),
-        (("--interventional-fraction", "nan"), ("fraction",)),
-        (("--seed", "-1"), ("seed",)),
+        (("--d", "1"), ("--d must be >= 2, got 1",)),
+        (("--n", "0"), ("--n must be >= 1, got 0",)),
+        (("--n-test", "-1"), ("--n-test must be >= 0, got -1",)),
+        (("--interventional-fraction", "1.5"), ("--interventional-fraction",)),
+        (("--interventional-fraction", "nan"), ("--interventional-fraction",)),
+        (("--seed", "-1"), ("--seed",)),
         (("--graph", "er0"), ("er0",)),
     ],
 )
@@ -476,3 +498,16 @@ def test_other_exceptions_remain_tracebacks(tmp_path, files, monkeypatch):
     monkeypatch.setattr(jspgfn.exact, "save_exact", bug)
     with pytest.raises(OSError, match="not from the operating system"):
         cli.main(["exact", str(files["a"]), "--out", str(tmp_path / "exact.npz")])
+
+
+def test_generate_removes_dataset_files_the_new_dataset_lacks(tmp_path, capsys):
+    """An observational dataset written over an interventional one does not inherit its interventions;
+    the user's own files in the folder stay."""
+    out = tmp_path / "g"
+    size = ["--d", "4", "--n", "20", "--n-test", "10", "--out", str(out)]
+    assert cli.main(["generate", "--interventional-fraction", "0.5", *size]) == 0
+    assert load_dataset(out).train_interventions is not None
+    (out / "notes.txt").write_text("mine")
+    assert cli.main(["generate", *size]) == 0
+    assert load_dataset(out).train_interventions is None and load_dataset(out).test_interventions is None
+    assert (out / "notes.txt").read_text() == "mine"

@@ -154,6 +154,16 @@ def test_corrupt_config_one_line_for_sample_and_resume(data_dir, run_copy, tmp_p
     assert snapshot(run_copy) == before and not (tmp_path / "s.npz").exists()
 
 
+@pytest.mark.parametrize("model", ["mlp-categorical", "mlp-zinormal"])
+def test_config_naming_a_model_without_its_settings_is_one_line(run_copy, tmp_path, capsys, model):
+    """config.json edited to name another model, whose constructor takes none of the Gaussian settings."""
+    config = json.loads((run_copy / "config.json").read_text())
+    (run_copy / "config.json").write_text(json.dumps({**config, "model": model}))
+    status = cli_main(["sample", str(run_copy), "--num", "2", "--out", str(tmp_path / "s.npz")])
+    one_line_error(capsys, status, str(run_copy / "config.json"), model, "obs_var")
+    assert not (tmp_path / "s.npz").exists()
+
+
 @pytest.mark.parametrize("how", ["empty", "truncated", "text"])
 def test_corrupt_samples_file_named_without_numpy_internals(data_dir, run_copy, tmp_path, capsys, how):
     samples = tmp_path / "s.npz"
@@ -222,7 +232,45 @@ def test_stale_checkpoint_temporary_is_removed_on_resume(data_dir, tmp_path):
         "config.json",
         "metrics.jsonl",
         "provenance.json",
+        "train.lock",
     ]
+
+
+# ----------------------------------------------------------------- 4b. one trainer per run folder
+
+
+def hold_lock_in_a_subprocess(run):
+    """A process that holds the run folder's lock, as a `jspgfn train` does, until it is killed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, time; from jspgfn import runlock\n"
+        "with runlock.training(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    holder = subprocess.Popen([sys.executable, "-c", code, str(run)], stdout=subprocess.PIPE, text=True, env=env)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_trainer_or_a_sampler_is_refused_while_one_trains(data_dir, run_copy, tmp_path, capsys):
+    before = snapshot(run_copy)
+    holder = hold_lock_in_a_subprocess(run_copy)
+    try:
+        one_line_error(capsys, cli_main(train_args(data_dir, run_copy)), str(run_copy), f"PID {holder.pid}", "train")
+        samples = tmp_path / "s.npz"
+        line = one_line_error(capsys, cli_main(["sample", str(run_copy), "--num", "2", "--out", str(samples)]))
+        assert f"PID {holder.pid}" in line and "still training" in line
+        assert not samples.exists()
+        assert {k: v for k, v in snapshot(run_copy).items() if k != "train.lock"} == {
+            k: v for k, v in before.items() if k != "train.lock"
+        }
+    finally:
+        holder.kill()  # kill -9: the operating system releases the lock
+        holder.wait()
+    assert cli_main(train_args(data_dir, run_copy)) == 0
+    assert cli_main(["sample", str(run_copy), "--num", "2", "--out", str(tmp_path / "s.npz")]) == 0
 
 
 # ----------------------------------------------------------------- 5. --out of the wrong kind

@@ -150,6 +150,9 @@ def test_malformed_cdt_table_gives_clear_error_and_no_folder(tmp_path):
     bad.write_text(header + "1,2,3,4,5,6,7,8,9,x,11\n")
     with pytest.raises(DataError, match=r"cyto.csv: line 2, column 'P38': non-numeric value 'x'"):
         sachs.prepare_sachs(tmp_path / "out", path=bad)
+    bad.write_text(header + "1,2,3,4,5,6,7,8,9,10,11\n" * 7465 + "1,2,-5,4,5,6,7,8,9,10,11\n")
+    with pytest.raises(DataError, match=r"cyto.csv: line 7467, column 'plcg': negative concentration -5.0$"):
+        sachs.prepare_sachs(tmp_path / "out", path=bad)  # -5.0, not numpy's repr np.float64(-5.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cyto.csv"]
 
 

@@ -75,3 +75,10 @@ def test_setup_installs_the_lint_extra():
     extras = re.search(r"pip install .*-e '\.\[([^\]]*)\]'", makefile)
     assert extras, "Makefile installs the package with no extras"
     assert "lint" in extras.group(1).split(",")
+
+
+def test_readme_says_how_to_recover_from_a_killed_snakemake():
+    """After a kill the rerun stops with a LockException until `snakemake --unlock` (issue 25)."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## The paper-scale run") : text.index("## Presets")]
+    assert "LockException" in section and "snakemake --unlock" in section

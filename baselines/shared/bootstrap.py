@@ -24,6 +24,9 @@ def learn_cpdag(kind, x, alpha=0.01):
     """causal-learn endpoint matrix of the CPDAG learnt from x [N, d]."""
     import warnings
 
+    if x.shape[1] == 1:  # the empty graph is the only one; causal-learn's GES fails on a single column
+        return np.zeros((1, 1), dtype=int)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if kind == "b-pc":
@@ -37,19 +40,40 @@ def learn_cpdag(kind, x, alpha=0.01):
 
 
 def bootstrap_dag(kind, x, rng, alpha=0.01, max_alpha_halvings=0):
-    """One DAG from one bootstrap resample, or None if no extendable CPDAG was found."""
+    """(DAG, None) from one bootstrap resample, or (None, why): "singular" when causal-learn could not
+    analyse the resample, "no extension" when no learnt CPDAG had a consistent DAG extension."""
     rows = rng.integers(0, x.shape[0], size=x.shape[0])
     resample = x[rows]
     for _ in range(max_alpha_halvings + 1):
         try:
             directed, undirected = from_causallearn(learn_cpdag(kind, resample, alpha))
         except (np.linalg.LinAlgError, ValueError):  # singular resample (e.g. repeated rows)
-            return None
+            return None, "singular"
         dag = random_dag_extension(directed, undirected, rng)
         if dag is not None:
-            return dag
+            return dag, None
         alpha /= 2
-    return None
+    return None, "no extension"
+
+
+def failure_message(kind, source, failures, num_rows, max_alpha_halvings):
+    """Why no DAG came out of the resamples (failures: count per reason of bootstrap_dag), and what to try."""
+    total = sum(failures.values())
+    if failures["singular"] >= failures["no extension"]:
+        why = (
+            f"{failures['singular']} of {total} bootstrap resamples could not be analysed (a singular correlation "
+            f"matrix: too few distinct rows among the {num_rows}, or columns that are exact copies or linear "
+            "combinations of others)"
+        )
+        advice = "give more rows, or drop the columns that duplicate others"
+    else:
+        why = f"{failures['no extension']} of {total} learnt CPDAGs had no consistent DAG extension"
+        if kind == "b-pc":
+            why += f" (conflicting orientations, even with alpha halved {max_alpha_halvings} times)"
+            advice = "raise max_alpha_halvings or lower alpha (--param), or use b-ges"
+        else:
+            advice = "use b-pc or another method"
+    return f"{kind}: no DAG from the bootstrap resamples of {source}: {why}; {advice}"
 
 
 def run_bootstrap(kind, dataset, model, seed, *, num_bootstrap, alpha=0.01, max_alpha_halvings=0):
@@ -60,13 +84,13 @@ def run_bootstrap(kind, dataset, model, seed, *, num_bootstrap, alpha=0.01, max_
     x = check_finite_data(dataset)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    graphs, redraws = [], 0
+    graphs, failures = [], {"singular": 0, "no extension": 0}
     while len(graphs) < num_bootstrap:
-        dag = bootstrap_dag(kind, x, rng, alpha, max_alpha_halvings)
+        dag, why = bootstrap_dag(kind, x, rng, alpha, max_alpha_halvings)
         if dag is None:
-            redraws += 1
-            if redraws > MAX_REDRAWS * max(1, len(graphs)):
-                raise JspgfnError(f"{kind}: could not extend the learnt CPDAGs of {dataset.source} to DAGs")
+            failures[why] += 1
+            if sum(failures.values()) > MAX_REDRAWS * max(1, len(graphs)):
+                raise JspgfnError(failure_message(kind, dataset.source, failures, x.shape[0], max_alpha_halvings))
             continue
         graphs.append(dag)
     graphs = np.stack(graphs)
@@ -79,5 +103,5 @@ def run_bootstrap(kind, dataset, model, seed, *, num_bootstrap, alpha=0.01, max_
         theta,
         time.perf_counter() - start,
         dataset,
-        extra_metadata={"redrawn_resamples": redraws},
+        extra_metadata={"redrawn_resamples": sum(failures.values())},
     )

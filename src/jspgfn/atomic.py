@@ -2,13 +2,14 @@
 
 The temporary file is `.<name>.<8 random characters>.tmp<suffix>` next to the target. A process
 killed while writing (SIGKILL, a cluster's time limit) leaves it behind; the next write of the same
-target removes such leftovers (see `_remove_stale_temporaries`).
+target removes such leftovers (see `remove_stale_temporaries`), folders written whole included.
 """
 
 import contextlib
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -25,8 +26,10 @@ def _temporary_name_pattern(name, suffix):
     return re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp{re.escape(suffix)}")
 
 
-def _remove_stale_temporaries(path, suffix):
-    """Remove leftover temporaries of `path` whose last change is older than STALE_SECONDS.
+def remove_stale_temporaries(path, suffix=""):
+    """Remove leftover temporaries of `path` whose last change is older than STALE_SECONDS: the files
+    of `atomic_path`, and the folders of `dataset.write_dataset_folder` (a folder written whole, then
+    renamed; its mtime moves with every file created in it).
 
     Why an age and not "all of them": a temporary is only written between mkstemp and the rename,
     which takes seconds (np.savez of a checkpoint, a CSV, a figure), and its mtime moves while it is
@@ -42,7 +45,11 @@ def _remove_stale_temporaries(path, suffix):
             if not pattern.fullmatch(entry.name):
                 continue
             with contextlib.suppress(OSError):  # gone already, or not ours to remove
-                if entry.is_file(follow_symlinks=False) and now - entry.stat().st_mtime > STALE_SECONDS:
+                if now - entry.stat(follow_symlinks=False).st_mtime <= STALE_SECONDS:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                elif entry.is_file(follow_symlinks=False):
                     os.unlink(entry.path)
 
 
@@ -63,7 +70,7 @@ def atomic_path(path, suffix=None):
         raise DataError(path, f"cannot create the folder {path.parent}: a file is in the way") from None
     except OSError as exc:
         raise DataError(path, f"cannot create the folder {path.parent} ({exc.strerror or exc})") from None
-    _remove_stale_temporaries(path, suffix)
+    remove_stale_temporaries(path, suffix)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{suffix}", dir=path.parent)
     except OSError as exc:

@@ -11,7 +11,7 @@ import math
 import sys
 import warnings
 
-from jspgfn.errors import DataError, JspgfnError
+from jspgfn.errors import DataError, JspgfnError, OptionError
 
 
 def _check_positive(option, value):
@@ -114,11 +114,11 @@ def _run_exact(args):
     if d <= MAX_EXACT_VARIABLES and args.max_parents is None:
         posterior = compute_exact_posterior(dataset, model, prior)
     else:
-        seconds, peak = check_dp_fits(d, args.data)
+        seconds, peak = check_dp_fits(d, args.data, num_samples=args.samples)
         if seconds > 60:
             print(
-                f"exact: d={d}: the subset dynamic program, estimated {seconds / 60:.0f} min and "
-                f"{peak / 2**30:.2g} GiB, then {args.samples} exact samples",
+                f"exact: d={d}: the subset dynamic program and {args.samples:,} exact samples, estimated "
+                f"{seconds / 60:.0f} min and {peak / 2**30:.2g} GiB",
                 file=sys.stderr,
             )
         show = not args.no_progress
@@ -391,6 +391,13 @@ def _os_error_message(exc):
     return f"{exc.filename}: {problem}"
 
 
+def _error_message(exc, args):
+    """The error's message; a setting the command has an option for is named by that option's flag."""
+    if isinstance(exc, OptionError) and exc.name in vars(args):
+        return f"--{exc.name.replace('_', '-')} {exc.problem}"
+    return str(exc)
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
     """The input's warnings (DataWarning) on one line like the errors; others as Python shows them."""
     from jspgfn.dataset import DataWarning
@@ -413,7 +420,7 @@ def main(argv=None):
         try:
             status = args.run(args)  # None, or a status of the command's own (e.g. 3: training unfinished)
         except JspgfnError as exc:
-            print(f"jspgfn: error: {exc}", file=sys.stderr)
+            print(f"jspgfn: error: {_error_message(exc, args)}", file=sys.stderr)
             return 2
         except OSError as exc:
             if exc.errno is None:  # not from the operating system: a bug

@@ -97,16 +97,18 @@ def value_problem(value):
     return None
 
 
-def check_values(values, source, names=None, what="data"):
+def check_values(values, source, names=None, what="data", first_line=None):
     """Raise DataError(source, ...) unless every entry of values [N, d] is finite and within MAX_ABS_VALUE;
-    the message names the first bad row (1-based data row) and column."""
+    the message names the first bad row and column: `line L` of the file `source` when its rows start at
+    line `first_line`, else `<what> row R` (1-based)."""
     values = np.asarray(values, dtype=np.float64)
     bad = ~np.isfinite(values) | (np.abs(values) > MAX_ABS_VALUE)
     if np.any(bad):
         r, c = (int(i) for i in np.argwhere(bad)[0])
         column = names[c] if names is not None else str(c)
-        problem = value_problem(float(values[r, c]))
-        raise DataError(source, f"{what} row {r + 1}, column '{column}': value {values[r, c]!r} {problem}")
+        value = float(values[r, c])
+        where = f"line {r + first_line}" if first_line is not None else f"{what} row {r + 1}"
+        raise DataError(source, f"{where}, column '{column}': value {value!r} {value_problem(value)}")
 
 
 def warn_constant_columns(values, names, source):
@@ -124,7 +126,7 @@ def warn_constant_columns(values, names, source):
     if values.shape[0] == 1:
         problem = "has a single observation, so every column is constant"
     else:
-        listed = ", ".join(f"'{name}'" for name in constant)
+        listed = _listed(constant)
         noun = "column" if len(constant) == 1 else "columns"
         verb = "is" if len(constant) == 1 else "are"
         problem = (
@@ -133,6 +135,64 @@ def warn_constant_columns(values, names, source):
         )
     warnings.warn(DataWarning(f"{source}: {problem}"), stacklevel=3)
     return constant
+
+
+def _listed(names):
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def warn_duplicate_columns(values, names, source):
+    """DataWarning when columns of the training data are exact copies of one another (at least two rows):
+    a copy is perfectly predicted by its original, so the graph between them is arbitrary and the
+    regressions on both are singular. Returns the copies' names (each after its first column)."""
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[0] < 2:
+        return []
+    _, first, inverse = np.unique(values.T, axis=0, return_index=True, return_inverse=True)
+    inverse = np.ravel(inverse)
+    copies = [(str(names[c]), str(names[first[inverse[c]]])) for c in range(values.shape[1]) if first[inverse[c]] != c]
+    if copies:
+        pairs = ", ".join(f"'{copy}' = '{original}'" for copy, original in copies)
+        warnings.warn(
+            DataWarning(
+                f"{source}: duplicated columns ({pairs}): a copy of a variable makes the edge between them "
+                "arbitrary and its regressions singular (drop the copies or check the file)"
+            ),
+            stacklevel=3,
+        )
+    return [copy for copy, _ in copies]
+
+
+# A column whose standard deviation exceeds this is far from the scale the models assume (noise variance
+# 0.01, weights and parameters N(0, 1)): every edge then buys a huge likelihood gain, and the posterior is
+# the densest graph the prior allows. Standardised data has 1; the paper's synthetic data stays below 100.
+MAX_USUAL_STD = 1e3
+
+
+def warn_scale(values, names, source):
+    """DataWarning naming the columns whose standard deviation exceeds MAX_USUAL_STD. Returns their names."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] < 2:
+        return []
+    std = values.std(axis=0)
+    large = [str(names[c]) for c in np.flatnonzero(std > MAX_USUAL_STD)]
+    if large:
+        warnings.warn(
+            DataWarning(
+                f"{source}: column(s) {_listed(large)} have standard deviations up to {float(std.max()):.3g}, far "
+                "from the scale the models assume (noise variance 0.01, N(0, 1) weights): standardise the "
+                "columns, or set the models' obs_var and prior_var to the data's scale"
+            ),
+            stacklevel=3,
+        )
+    return large
+
+
+def warn_about_columns(values, names, source):
+    """The warnings about a training table: constant, duplicated and badly scaled columns."""
+    warn_constant_columns(values, names, source)
+    warn_duplicate_columns(values, names, source)
+    warn_scale(values, names, source)
 
 
 # ----------------------------------------------------------------- reading
@@ -194,12 +254,13 @@ def read_csv_matrix(path, expect_names=None, binary=False):
 def load_dataset(path):
     """Load a dataset folder or a plain CSV file into a Dataset (raises DataError).
 
-    A constant column of the training data gives a DataWarning (see warn_constant_columns).
+    A constant, duplicated or badly scaled column of the training data gives a DataWarning
+    (warn_about_columns).
     """
     path = Path(path)
     if path.is_file():
         names, train = read_csv_matrix(path)
-        warn_constant_columns(train, names, path)
+        warn_about_columns(train, names, path)
         return Dataset(train=train, names=names, source=str(path))
     if not path.is_dir():
         raise DataError(path, "no such file or dataset folder")
@@ -207,7 +268,7 @@ def load_dataset(path):
     if not train_path.is_file():
         raise DataError(path, "dataset folder has no train.csv")
     names, train = read_csv_matrix(train_path)
-    warn_constant_columns(train, names, train_path)
+    warn_about_columns(train, names, train_path)
 
     def optional(name, binary=False, shape=None):
         file = path / name
@@ -254,6 +315,12 @@ def load_dataset(path):
 # ----------------------------------------------------------------- writing
 
 
+# The files a dataset folder consists of (the module docstring); nothing else is ever written into one.
+DATASET_FILES = frozenset(
+    ("train.csv", "test.csv", "graph.csv", "meta.json", "train_interventions.csv", "test_interventions.csv")
+)
+
+
 def _csv_text(names, values, integer=False):
     fmt = (lambda v: str(int(v))) if integer else (lambda v: repr(float(v)))
     lines = [",".join(names)]
@@ -261,48 +328,84 @@ def _csv_text(names, values, integer=False):
     return "\n".join(lines) + "\n"
 
 
+def _check_dataset_values(dataset, train_source, test_source):
+    """check_values of the training and test data, the messages naming train_source and test_source."""
+    check_values(dataset.train, train_source, dataset.names, what="training data")
+    if dataset.test is not None:
+        check_values(dataset.test, test_source, dataset.names, what="test data")
+
+
 def write_dataset(folder, dataset):
     """Write a Dataset as a dataset folder; each file appears whole or not at all.
 
-    meta.json is written last, so its presence marks a complete folder.
+    Files of the folder's other contents are kept, except a dataset file (DATASET_FILES) that this dataset
+    lacks: a train_interventions.csv left from an earlier dataset would otherwise be read with the new
+    train.csv. A previous meta.json is removed first and the new one written last, so its presence marks a
+    complete folder.
     """
     folder = Path(folder)
-    check_values(dataset.train, folder / "train.csv", dataset.names, what="training data")
-    if dataset.test is not None:
-        check_values(dataset.test, folder / "test.csv", dataset.names, what="test data")
+    _check_dataset_values(dataset, folder / "train.csv", folder / "test.csv")
     if folder.exists() and not folder.is_dir():
         raise DataError(folder, "exists and is not a folder: a dataset is written as a folder")
     folder.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(folder / "train.csv", _csv_text(dataset.names, dataset.train))
-    if dataset.test is not None:
-        atomic.write_text(folder / "test.csv", _csv_text(dataset.names, dataset.test))
-    if dataset.graph is not None:
-        atomic.write_text(folder / "graph.csv", _csv_text(dataset.names, dataset.graph, integer=True))
-    for name in ("train_interventions", "test_interventions"):
-        value = getattr(dataset, name)
-        if value is not None:
-            atomic.write_text(folder / f"{name}.csv", _csv_text(dataset.names, value, integer=True))
+    tables = {
+        "train.csv": (dataset.train, False),
+        "test.csv": (dataset.test, False),
+        "graph.csv": (dataset.graph, True),
+        "train_interventions.csv": (dataset.train_interventions, True),
+        "test_interventions.csv": (dataset.test_interventions, True),
+    }
+    (folder / "meta.json").unlink(missing_ok=True)
+    for name, (values, integer) in tables.items():
+        if values is not None:
+            atomic.write_text(folder / name, _csv_text(dataset.names, values, integer=integer))
+        else:
+            (folder / name).unlink(missing_ok=True)
     atomic.write_json(folder / "meta.json", dataset.meta)
 
 
-def _looks_like_dataset_folder(folder):
-    entries = list(folder.iterdir())
-    return not entries or any(p.name in ("meta.json", "train.csv") for p in entries)
+def _foreign_entries(folder):
+    """The names in `folder` that are not a dataset's own files (sub-folders marked with a trailing /)."""
+    return sorted(
+        entry.name + ("/" if entry.is_dir() else "")
+        for entry in folder.iterdir()
+        if entry.name not in DATASET_FILES or not entry.is_file()
+    )
+
+
+def _check_replaceable(out):
+    """DataError unless `out` is absent, empty or holds only a dataset's own files (DATASET_FILES).
+
+    Replacing the folder removes everything in it, so a folder that holds anything else (the user's
+    files, sub-folders) is refused rather than emptied: no command deletes a file it did not write.
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(out, "exists and is not a folder: a dataset is written as a folder")
+    if not out.is_dir():
+        return
+    foreign = _foreign_entries(out)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise DataError(
+            out,
+            f"holds {shown}, not part of a dataset folder: not replacing it (writing the dataset would delete "
+            "them); give a new or empty folder as --out",
+        )
 
 
 def write_dataset_folder(out, dataset):
     """Write the dataset into a temporary folder next to `out`, then rename it onto `out`.
 
     A reader sees the old folder or the new one, never a half-written one. An existing `out` is replaced
-    only when it is empty or a dataset folder (holds train.csv or meta.json); anything else is refused.
+    only when it is empty or holds nothing but a dataset's own files; anything else is refused.
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise DataError(out, "exists and is not a folder: a dataset is written as a folder")
-    if out.is_dir() and not _looks_like_dataset_folder(out):
-        raise DataError(out, "exists and is not a dataset folder (no train.csv or meta.json): not replacing it")
+    _check_replaceable(out)
+    source = dataset.source or out  # what the user knows: never the temporary folder
+    _check_dataset_values(dataset, source, source)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        atomic.remove_stale_temporaries(out)  # the folders of a writer killed before its rename
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     except OSError as exc:
         raise DataError(out, f"cannot write in {out.parent} ({exc.strerror or exc})") from None
@@ -310,7 +413,8 @@ def write_dataset_folder(out, dataset):
     try:
         write_dataset(tmp, dataset)
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            # ".tmp" as well: a kill before the rmtree below leaves it to remove_stale_temporaries
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
             os.replace(out, old)  # onto the empty folder mkdtemp made
         os.replace(tmp, out)
     except BaseException:

@@ -131,16 +131,31 @@ SECONDS_PER_DP_UNIT = 2.5e-8  # the DP's cost grows as d 3^d (k node passes over
 MEMORY_MARGIN = 64 << 20  # bytes beyond the DP's arrays: the local scores' batches, numpy and Python
 
 
-def dp_cost(d):
-    """(estimated seconds, estimated peak bytes) of the local scores and the subset DP for d variables.
+# One exact sample costs about d 2^(d/2) units (its states' superset sums, partly shared with other samples):
+# measured here under load, 100,000 samples at d = 10 and 12 in 6 and 21 s, 10,000 at d = 14 in 4.6 s,
+# 5,000 at d = 16 in 8.6 s; rounded up by about half. An estimate: the cost depends on how concentrated
+# the posterior is.
+SECONDS_PER_SAMPLE_UNIT = 4e-7
+FEATURE_CHUNK = 4096  # sampled graphs whose path / Markov indicators are held at once (float64)
+
+
+def dp_cost(d, num_samples=0):
+    """(estimated seconds, estimated peak bytes) of `jspgfn exact` beyond d = 5: the local scores, the subset
+    DP and num_samples exact samples with their features.
 
     Memory: the [d, 2^d] float64 tables (scores, alpha, non-descendants, the edge pass's [d, 2^(d-1)] pieces)
-    plus a DP level's chunk temporaries and MEMORY_MARGIN; time: the rates above (machine-dependent).
+    plus a DP level's chunk temporaries and MEMORY_MARGIN; with samples, the sampler's two bounded caches,
+    the samples (uint8 [K, d, d], about four copies while the distinct ones are counted) and a chunk of
+    feature indicators. Time: the rates above (machine-dependent).
     """
     seconds = SECONDS_PER_SCORE * d * (1 << max(d - 1, 0)) + SECONDS_PER_DP_UNIT * d * 3**d
     tables = 5 * d * (1 << d) * 8
     chunk = 8 * CHUNK_TERMS * 8
-    return seconds, tables + chunk + MEMORY_MARGIN
+    peak = tables + chunk + MEMORY_MARGIN
+    if num_samples > 0:
+        seconds += SECONDS_PER_SAMPLE_UNIT * num_samples * d * 2 ** (d / 2)
+        peak += 2 * SAMPLER_CACHE_BYTES + 4 * num_samples * d * d + 4 * FEATURE_CHUNK * d * d * 8
+    return seconds, peak
 
 
 def available_memory():
@@ -157,13 +172,15 @@ def available_memory():
         return None
 
 
-def check_dp_fits(d, source="dataset", available=None):
-    """Raise JspgfnError, with the estimated time and memory, when the DP cannot run here.
+def check_dp_fits(d, source="dataset", available=None, num_samples=0):
+    """Raise JspgfnError, with the estimated time and memory, when the DP and num_samples exact samples
+    cannot run here.
 
     Refused: d > MAX_DP_VARIABLES, or an estimated peak memory above `available` bytes (default: this
     machine's available memory). Returns (estimated seconds, estimated bytes) otherwise.
     """
-    seconds, peak = dp_cost(d)
+    seconds, peak = dp_cost(d, num_samples)
+    job = "the subset dynamic program" + (f" and {num_samples:,} exact samples" if num_samples > 0 else "")
     estimate = f"estimated {_duration(seconds)} and {peak / 2**30:.2g} GiB of memory"
     if d > MAX_DP_VARIABLES:
         raise JspgfnError(
@@ -173,7 +190,7 @@ def check_dp_fits(d, source="dataset", available=None):
     available = available_memory() if available is None else available
     if available is not None and peak > available:
         raise JspgfnError(
-            f"{source}: d={d} does not fit this machine: the subset dynamic program needs {estimate}, "
+            f"{source}: d={d} does not fit this machine: {job} would take {estimate}, "
             f"and {available / 2**30:.2g} GiB are available"
         )
     return seconds, peak
@@ -361,8 +378,30 @@ def edge_posterior(model, x, interventions=None, max_parents=None, graph_prior=N
 # ------------------------------------------------------------ exact sampling
 
 
+# Bytes each of the sampler's two caches may hold. Most states are visited by few samples, so an unbounded
+# cache grew with the number of samples (4.1 GB at d = 16 with 100,000 samples); beyond the bound the oldest
+# entries are forgotten and recomputed if a later sample needs them (timings: docs/decisions.md, issue 25).
+SAMPLER_CACHE_BYTES = 64 << 20
+
+
+class _BoundedCache(dict):
+    """A dict of tuples of arrays that forgets its oldest entries once they hold more than max_bytes."""
+
+    def __init__(self, max_bytes):
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.bytes = 0
+
+    def __setitem__(self, key, arrays):
+        super().__setitem__(key, arrays)
+        self.bytes += sum(a.nbytes for a in arrays)
+        while self.bytes > self.max_bytes and len(self) > 1:
+            self.bytes -= sum(a.nbytes for a in self.pop(next(iter(self))))
+
+
 class _LayerSampler:
-    """The conditional distributions of the root layering of P(G | D) (module docstring), cached per state."""
+    """The conditional distributions of the root layering of P(G | D) (module docstring), cached per state
+    (at most SAMPLER_CACHE_BYTES per cache)."""
 
     def __init__(self, posterior):
         self.scores = posterior.scores
@@ -370,8 +409,8 @@ class _LayerSampler:
         self.log_b = posterior.log_backward
         self.d = posterior.scores.shape[0]
         self._all = np.arange(1 << self.d, dtype=np.int64)
-        self._layers = {}
-        self._parents = {}
+        self._layers = _BoundedCache(SAMPLER_CACHE_BYTES)
+        self._parents = _BoundedCache(SAMPLER_CACHE_BYTES)
 
     def layer_probs(self, placed, last):
         """P(next layer = X | placed U, last layer L) -> (masks int64 [2^m], probs [2^m]), m = |V \\ U|.
@@ -490,6 +529,17 @@ def sample_joint(model, x, posterior, rng, num_samples, interventions=None):
     return graphs, sample_posterior_theta(model, x, graphs, rng, interventions)
 
 
+def _chunked_features(feature, graphs, weights):
+    """feature(graphs, weights) [d, d] (weights summing to 1), FEATURE_CHUNK graphs at a time: the float64
+    indicators of 100,000 distinct d = 20 DAGs alone would take 320 MB."""
+    total = sum(
+        feature(graphs[start : start + FEATURE_CHUNK], weights[start : start + FEATURE_CHUNK])
+        * weights[start : start + FEATURE_CHUNK].sum()
+        for start in range(0, len(graphs), FEATURE_CHUNK)
+    )
+    return np.clip(total, 0.0, 1.0)
+
+
 def monte_carlo_error(frequencies, num_samples):
     """Standard error sqrt(p (1 - p) / K) of Monte Carlo feature estimates p [...] from K samples."""
     p = np.asarray(frequencies, dtype=np.float64)
@@ -528,7 +578,7 @@ def compute_dp_posterior(
     d = dataset.num_variables
     unique = unique.reshape(-1, d, d).astype(np.uint8)
     weights = counts / num_samples
-    path, markov = path_features(unique, weights), markov_features(unique, weights)
+    path, markov = (_chunked_features(feature, unique, weights) for feature in (path_features, markov_features))
     mc_error = {
         name: float(monte_carlo_error(f, num_samples).max()) for name, f in (("path", path), ("markov", markov))
     }

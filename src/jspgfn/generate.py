@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from jspgfn.dataset import MAX_ABS_TEXT, MAX_ABS_VALUE, Dataset
-from jspgfn.errors import JspgfnError
+from jspgfn.errors import JspgfnError, OptionError, check_count
 from jspgfn.graphs import sample_er_dag, topological_order
 from jspgfn.models import LinearGaussian, MLPGaussian
 
@@ -72,22 +72,17 @@ def generate(
     Raises JspgfnError for an invalid setting, and when the simulated values are not finite or
     exceed dataset.MAX_ABS_VALUE (what `load_dataset` would refuse).
     """
-    for name, value in (("d", num_variables), ("n", num_train), ("n-test", num_test), ("seed", seed)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise JspgfnError(f"{name} must be an integer, got {value!r}")
-    if seed < 0:
-        raise JspgfnError(f"seed must be >= 0, got {seed}")
-    for name, value in (("obs-var", obs_var), ("intervention variance", intervention_var)):
+    check_count("d", num_variables, 2)
+    check_count("n", num_train, 1)
+    check_count("n_test", num_test, 0)
+    check_count("seed", seed, 0)
+    for name, value in (("obs_var", obs_var), ("intervention_var", intervention_var)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
-            raise JspgfnError(f"{name} must be a finite number > 0, got {value!r}")
-    if model_name == "mlp" and (isinstance(hidden, bool) or not isinstance(hidden, numbers.Integral) or hidden < 1):
-        raise JspgfnError(f"hidden must be a positive integer, got {hidden!r}")
-    if num_variables < 2:
-        raise JspgfnError(f"need at least 2 variables, got d={num_variables}")
-    if num_train < 1 or num_test < 0:
-        raise JspgfnError(f"need n >= 1 and n-test >= 0, got n={num_train}, n-test={num_test}")
+            raise OptionError(name, f"must be a finite number > 0, got {value!r}")
+    if model_name == "mlp":
+        check_count("hidden", hidden, 1)
     if not 0.0 <= interventional_fraction <= 1.0:
-        raise JspgfnError(f"interventional fraction must lie in [0, 1], got {interventional_fraction}")
+        raise OptionError("interventional_fraction", f"must lie in [0, 1], got {interventional_fraction}")
     rng = np.random.default_rng(seed)
     expected = expected_edges_for(graph_kind, num_variables)
     model = data_model(model_name, obs_var, hidden)

@@ -8,6 +8,8 @@ folder holds
                     RNG key, iteration) + info (iteration, wall seconds); written
                     atomically every `checkpoint_every_seconds` and at the end
   metrics.jsonl     one line per dispatch (iteration, loss, |delta|, penalty / neg_elbo terms, iterations/s)
+  train.lock        held by the `jspgfn train` working on the folder (runlock.py): a second trainer,
+                    or a sampler, is refused with its PID while it runs
 Running the same command again resumes from checkpoint.npz (a finished run is left
 as it is); lines of metrics.jsonl past the checkpoint (logged before a kill) are dropped
 then, so no iteration is logged twice. A folder without checkpoint.npz never trained:
@@ -25,7 +27,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jspgfn import atomic
+from jspgfn import atomic, runlock
 from jspgfn.errors import DataError, JspgfnError
 
 CONFIG = "config.json"
@@ -195,8 +197,10 @@ _REQUIRED_CONFIG = {
 
 
 def read_config(run, advice=_TRAIN_ADVICE):
-    """The config dict of run folder `run`; DataError naming config.json when it is not one."""
+    """The config dict of run folder `run`; DataError naming config.json when it is not one (the model's
+    settings included: they must be those the named model takes)."""
     from jspgfn.gflownet.presets import TrainConfig
+    from jspgfn.models import get_model
 
     path = Path(run) / CONFIG
 
@@ -222,6 +226,12 @@ def read_config(run, advice=_TRAIN_ADVICE):
     unknown = sorted(set(config["train_config"]) - known)
     if unknown:
         raise invalid(f"unknown training option(s) {', '.join(unknown)}")
+    if not isinstance(config.get("model_kwargs", {}), dict):
+        raise invalid("'model_kwargs' is not an object")
+    try:
+        get_model(config["model"], **config.get("model_kwargs", {}))
+    except JspgfnError as exc:
+        raise invalid(str(exc)) from None
     return config
 
 
@@ -293,29 +303,44 @@ def train(
     x, interventions = _data_array(data)
     source = os.path.abspath(data) if isinstance(data, (str, os.PathLike)) else ""
     config = make_config(x, model_name, preset, seed, overrides, source, interventions, family)
-    resume = (run / CHECKPOINT).is_file()
-    if resume and (run / CONFIG).exists():
-        _check_same_run(read_config(run, _TRAIN_ADVICE), config, run)
-    # Without a checkpoint an earlier start never trained (it failed or was stopped before its
-    # first checkpoint): its config.json binds nothing and is replaced by this call's.
     trainer = build_trainer(config, x, interventions)
-    cfg = trainer.cfg
-    info = {"iteration": 0, "wall_seconds": 0.0}
-    if resume:
-        template = jax.eval_shape(lambda: trainer.init(seed))
-        state, info = checkpoint.load(run / CHECKPOINT, template)
-    else:
-        state = trainer.init(seed)
     try:
         run.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(run, f"cannot create the run folder ({exc.strerror or exc})") from None
-    atomic.write_json(run / CONFIG, config)
-    if not resume:
-        atomic.write_json(run / "provenance.json", provenance.provenance())
-    _trim_metrics(run / METRICS, int(info["iteration"]))
+    with runlock.training(run):  # a second trainer of this folder is refused from here on
+        resume = (run / CHECKPOINT).is_file()
+        if resume and (run / CONFIG).exists():
+            _check_same_run(read_config(run, _TRAIN_ADVICE), config, run)
+        # Without a checkpoint an earlier start never trained (it failed or was stopped before its
+        # first checkpoint): its config.json binds nothing and is replaced by this call's.
+        info = {"iteration": 0, "wall_seconds": 0.0}
+        if resume:
+            template = jax.eval_shape(lambda: trainer.init(seed))
+            state, info = checkpoint.load(run / CHECKPOINT, template)
+        else:
+            state = trainer.init(seed)
+        atomic.write_json(run / CONFIG, config)
+        if not resume:
+            atomic.write_json(run / "provenance.json", provenance.provenance())
+        _trim_metrics(run / METRICS, int(info["iteration"]))
+        cfg = trainer.cfg
+        target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
+        deadline = None if time_limit is None else call_start + time_limit
+        state, info, out_of_time = _train_until(trainer, state, info, run, target, deadline, progress)
+    info = dict(info, finished=info["iteration"] >= cfg.num_iterations, stop_reason=None)
+    if not info["finished"]:
+        info["stop_reason"] = "time limit" if out_of_time else "max iterations"
+    return trainer, state, info
+
+
+def _train_until(trainer, state, info, run, target, deadline, progress):
+    """Train from info["iteration"] up to `target` (or the first chunk boundary after `deadline`, a
+    time.time() value or None), logging metrics.jsonl and checkpointing. Returns (state, info, out_of_time)."""
+    from jspgfn.gflownet import checkpoint
+
+    cfg = trainer.cfg
     done = int(info["iteration"])
-    target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
     chunk = cfg.iterations_per_dispatch
     out_of_time = False
     bar = None
@@ -357,7 +382,7 @@ def train(
                     bar.update(n)
                     bar.set_postfix(loss=f"{loss:.3f}", its=f"{rate:.1f}/s")
                 info = {"iteration": done, "wall_seconds": time.time() - start_wall}
-                out_of_time = time_limit is not None and done < target and time.time() - call_start >= time_limit
+                out_of_time = deadline is not None and done < target and time.time() >= deadline
                 if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
                     checkpoint.save(run / CHECKPOINT, state, info)
                     last_save = time.time()
@@ -368,10 +393,7 @@ def train(
                 bar.close()
     if done >= target and not (run / CHECKPOINT).is_file():
         checkpoint.save(run / CHECKPOINT, state, info)
-    info = dict(info, iteration=done, finished=done >= cfg.num_iterations, stop_reason=None)
-    if not info["finished"]:
-        info["stop_reason"] = "time limit" if out_of_time else "max iterations"
-    return trainer, state, info
+    return state, dict(info, iteration=done), out_of_time
 
 
 def load_run(run_dir):
@@ -379,6 +401,7 @@ def load_run(run_dir):
     from jspgfn.gflownet import checkpoint
 
     run = Path(run_dir)
+    runlock.check_not_training(run)
     if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
         raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
     config = with_family(read_config(run, _SAMPLE_ADVICE))

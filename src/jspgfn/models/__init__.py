@@ -10,6 +10,8 @@ The combined names of earlier versions (`lingauss-diag`, `lingauss-full`, and `l
 still accepted wherever a model name is (`parse_model_name`), so existing command lines keep working.
 """
 
+import inspect
+
 from jspgfn.errors import JspgfnError
 from jspgfn.models.base import LikelihoodModel, log_reward
 from jspgfn.models.categorical import MLPCategorical
@@ -47,7 +49,14 @@ def parse_model_name(name):
 def get_model(name, **kwargs):
     """Likelihood model for a name, e.g. 'lingauss' or 'mlp-gauss' (combined names accepted)."""
     likelihood, _ = parse_model_name(name)
-    return LIKELIHOODS[likelihood](**kwargs)
+    model_class = LIKELIHOODS[likelihood]
+    settings = inspect.signature(model_class).parameters
+    unknown = sorted(set(kwargs) - set(settings))
+    if unknown:  # a setting of another model (e.g. obs_var for mlp-categorical)
+        raise JspgfnError(
+            f"model '{likelihood}' has no setting {', '.join(unknown)} (its settings: {', '.join(settings)})"
+        )
+    return model_class(**kwargs)
 
 
 def model_from_metadata(metadata):

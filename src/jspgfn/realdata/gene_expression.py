@@ -19,13 +19,14 @@ Shapes: N cells, d genes. Interventions are uint8 [N, d], 1 on the knocked-out g
 import csv
 import math
 import numbers
+import warnings
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from jspgfn.dataset import Dataset, write_dataset_folder
-from jspgfn.errors import DataError, JspgfnError
+from jspgfn.dataset import Dataset, DataWarning, check_values, write_dataset_folder
+from jspgfn.errors import DataError, JspgfnError, OptionError, check_count
 
 GENERATOR_VERSION = 1
 # Labels of unperturbed cells, compared after strip() and lower().
@@ -143,7 +144,7 @@ def check_expression_values(values, genes, path):
     if np.any(bad):
         r, c = (int(i) for i in np.argwhere(bad)[0])
         problem = "is not finite" if not np.isfinite(values[r, c]) else "is negative (counts are >= 0)"
-        raise DataError(path, f"cell {r + 1}, gene '{genes[c]}': value {values[r, c]!r} {problem}")
+        raise DataError(path, f"cell {r + 1}, gene '{genes[c]}': value {float(values[r, c])!r} {problem}")
 
 
 def target_indices(targets, genes, path, control_labels=CONTROL_LABELS):
@@ -189,7 +190,9 @@ def choose_held_out(index, genes, held_out, seed, path):
         held_out = max(1, round(0.2 * knocked.size))
     if isinstance(held_out, numbers.Integral) and not isinstance(held_out, bool):
         if not 1 <= held_out <= knocked.size:
-            raise JspgfnError(f"held_out must lie in [1, {knocked.size}] (the knocked-out genes), got {held_out}")
+            raise OptionError(
+                "held_out", f"must lie in [1, {knocked.size}] (the number of knocked-out genes), got {held_out}"
+            )
         chosen = np.random.default_rng(seed).choice(knocked, size=int(held_out), replace=False)
         return sorted(int(i) for i in chosen)
     if isinstance(held_out, str):
@@ -202,7 +205,7 @@ def choose_held_out(index, genes, held_out, seed, path):
             raise DataError(path, f"held-out knockout {name!r} is not the target of any cell")
         chosen.append(genes.index(name))
     if not chosen:
-        raise JspgfnError("held_out names no gene: hold out at least one knockout")
+        raise OptionError("held_out", "names no gene: hold out at least one knockout")
     return sorted(set(chosen))
 
 
@@ -234,10 +237,21 @@ def gene_expression_dataset(
     genes, values, targets = read_expression_table(path, target_column, cell_column)
     index = target_indices(targets, genes, path, control_labels)
     held = choose_held_out(index, genes, held_out, seed, path)
-    train, train_mask, test, test_mask = split_by_knockouts(transform_values(values, transform), index, held)
+    values = transform_values(values, transform)
+    check_values(values, path, genes, what="cell", first_line=None if path.suffix.lower() == ".h5ad" else 2)
+    train, train_mask, test, test_mask = split_by_knockouts(values, index, held)
     if train.shape[0] == 0:
         raise JspgfnError(f"{path}: every cell is in a held-out knockout; hold out fewer knockouts")
     train_genes = sorted({genes[i] for i in index[~np.isin(index, held)] if i >= 0})
+    if not train_genes:
+        warnings.warn(
+            DataWarning(
+                f"{path}: every knockout is held out ({len(held)}), so the training cells are controls only: "
+                "without interventions in training the data cannot tell the direction of most edges; hold out "
+                "fewer knockouts (--held-out)"
+            ),
+            stacklevel=2,
+        )
     meta = {
         "generator": "jspgfn.realdata.gene_expression.load",
         "generator_version": GENERATOR_VERSION,
@@ -381,11 +395,6 @@ def split_counts(total, parts):
     return [base + (1 if k < extra else 0) for k in range(int(parts))]
 
 
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise JspgfnError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
 def simulate_gene_expression(
     num_genes=61,
     num_train=2628,
@@ -423,7 +432,7 @@ def simulate_gene_expression(
         ("num_master_regulators", num_master_regulators, 1),
         ("seed", seed, 0),
     ):
-        _check_int(name, value, minimum)
+        check_count(name, value, minimum)
     if num_train_knockouts + num_test_knockouts > num_genes:
         raise JspgfnError(f"{num_train_knockouts} + {num_test_knockouts} knockouts need as many genes, got {num_genes}")
     if num_master_regulators >= num_genes:

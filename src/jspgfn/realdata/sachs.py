@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from jspgfn.dataset import Dataset, read_csv_matrix, write_dataset_folder
-from jspgfn.errors import DataError, JspgfnError
+from jspgfn.errors import DataError, JspgfnError, check_count
 
 GENERATOR_VERSION = 1
 NAMES = ("Raf", "Mek", "Plcg", "PIP2", "PIP3", "Erk", "Akt", "PKA", "PKC", "P38", "Jnk")
@@ -220,14 +220,6 @@ def sample_rows(rng, num_available, num):
     return np.sort(rng.choice(num_available, size=num, replace=False))
 
 
-def _check_count(name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise JspgfnError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        limit = f">= {low}" if high is None else f"between {low} and {high}"
-        raise JspgfnError(f"{name} must be {limit}, got {value}")
-
-
 def _sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -252,7 +244,7 @@ def assemble(blocks, conditions, test_labels, rng, num_train=None):
     train_int = np.concatenate([mask for _, _, mask in parts["train"]])
     label_of_row = np.concatenate([[i] * len(codes) for i, (_, codes, _) in enumerate(parts["train"])])
     if num_train is not None:
-        _check_count("num_train", num_train, 1, len(train))
+        check_count("num_train", num_train, 1, len(train))
         keep = sample_rows(rng, len(train), num_train)
         train, train_int, label_of_row = train[keep], train_int[keep], label_of_row[keep]
     ranges = {"train": [], "test": []}
@@ -356,7 +348,7 @@ def read_cdt_table(path):
         )
     if np.any(values < 0):
         r, c = (int(i) for i in np.argwhere(values < 0)[0])
-        raise DataError(path, f"line {r + 2}, column '{header[c]}': negative concentration {values[r, c]!r}")
+        raise DataError(path, f"line {r + 2}, column '{header[c]}': negative concentration {float(values[r, c])!r}")
     return reorder_columns(values, order)
 
 
@@ -368,8 +360,8 @@ def sachs_from_cdt(
     Returns a Dataset with train [N, 11] codes (N = 7 * rows_per_condition, or num_train), test
     [2 * rows_per_condition, 11], both intervention masks, the reference graph and metadata.
     """
-    _check_count("seed", seed, 0)
-    _check_count("rows_per_condition", rows_per_condition, 1, min(c.size for c in CONDITIONS))
+    check_count("seed", seed, 0)
+    check_count("rows_per_condition", rows_per_condition, 1, min(c.size for c in CONDITIONS))
     test_labels = _check_test_labels(test_conditions, [c.label for c in CONDITIONS], "condition")
     path = Path(path) if path is not None else cdt_data_path()
     raw = split_blocks(read_cdt_table(path), [c.size for c in CONDITIONS])
@@ -462,7 +454,7 @@ def sachs_from_bnlearn(path, seed=0, test_targets=DEFAULT_TEST_TARGETS, num_trai
     (INT 0) and one per intervened protein, labelled by that protein. The groups whose target is in
     `test_targets` (default PIP2 and Mek: psitect and u0126, as for cdt's table) are the test data.
     """
-    _check_count("seed", seed, 0)
+    check_count("seed", seed, 0)
     path = Path(path)
     codes, target = read_bnlearn_interventional(path)
     present = sorted(set(target.tolist()), key=lambda t: (t >= 0, t))
