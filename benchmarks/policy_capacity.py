@@ -33,7 +33,7 @@ import optax
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _training import train_to  # noqa: E402
-from flow_diagnosis import diagnose, edge_rmse  # noqa: E402
+from flow_diagnosis import diagnose, edge_rmse, mean_field_gap  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
@@ -120,6 +120,13 @@ def main():
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--then-train", type=int, nargs="*", default=[], metavar="ITERATION")
+    parser.add_argument(
+        "--target",
+        choices=("exact", "mean-field"),
+        default="exact",
+        help="fit the optimal policy of the exact posterior, or of P_mf(G) (the diag family's SubTB fixed "
+        "point at the mean-field optimum, benchmarks/family_floor.py): the sampler with zero mean residuals",
+    )
     args = parser.parse_args()
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -147,7 +154,10 @@ def main():
         exact = compute_exact_posterior(ds, model, prior)
         log_exact = np.empty(len(lattice.graphs))
         log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
-        target, log_flow = optimal_action_log_probs(lattice, log_exact)
+        log_target = log_exact
+        if args.target == "mean-field":
+            log_target = log_exact - mean_field_gap(model, ds.train, lattice.graphs)
+        target, log_flow = optimal_action_log_probs(lattice, log_target)
         trainer = Trainer(cfg, model, prior, family, ds.train.astype(np.float32))
         params, final_kl = fit(
             trainer, lattice, target, log_flow, args.steps, args.batch_size, seed, with_q=bool(args.then_train)
@@ -165,7 +175,8 @@ def main():
         )
         if args.then_train:
             state = trainer.init(seed)
-            state = state._replace(params=params, opt_state=trainer.optimizer.init(params))
+            target = None if state.target_params is None else params
+            state = state._replace(params=params, opt_state=trainer.optimizer.init(params), target_params=target)
             done = 0
             for target_iteration in sorted(args.then_train):
                 state, done, _ = train_to(trainer, state, done, target_iteration)

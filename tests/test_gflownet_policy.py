@@ -131,6 +131,42 @@ def test_loss_and_grads_finite_with_empty_graph(model_name, penalty, theta_elbo)
         assert float(loss) == pytest.approx(float(metrics["subtb_loss"]) + float(metrics["neg_elbo"]), rel=1e-5)
 
 
+def test_stop_target_changes_the_gradient_not_the_loss():
+    """stop_target_tau (beyond the paper): the child's log P(stop | G') comes from the target network without
+    gradient. With the target equal to the online network the residuals, hence the loss, are the paper's;
+    the gradient differs where G' can stop, and is the paper's where every G' is complete (stop forced)."""
+    d = 4
+    model, net, params = _net("lingauss-diag", d)
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((20, d)), jnp.float32)
+    prior = get_graph_prior("uniform", d)
+    cfg = LossConfig(num_theta_samples=3)
+
+    def value_and_grads(graphs, actions, target):
+        (loss, _), grads = jax.value_and_grad(subtb_loss, has_aux=True)(
+            params, net.apply, model, prior, graphs, actions, jax.random.PRNGKey(0), x, 20, cfg, None, target
+        )
+        return float(loss), jax.tree_util.tree_leaves(grads)
+
+    def same(a, b):
+        return all(np.allclose(u, v, rtol=1e-5, atol=1e-7) for u, v in zip(a, b))
+
+    sparse = jnp.zeros((2, d, d), jnp.uint8)  # G' has one edge and may stop
+    actions = jnp.array([1, 2 * d + 3], jnp.int32)
+    paper, target = value_and_grads(sparse, actions, None), value_and_grads(sparse, actions, params)
+    assert paper[0] == pytest.approx(target[0], rel=1e-6)
+    assert not same(paper[1], target[1])
+
+    complete = np.triu(np.ones((d, d), np.uint8), 1)
+    almost = np.stack([complete, complete])
+    almost[0, 0, 1] = almost[1, 2, 3] = 0  # G' = the complete DAG: its stop is forced
+    paper, target = (
+        value_and_grads(jnp.asarray(almost), actions, params),
+        value_and_grads(jnp.asarray(almost), actions, None),
+    )
+    assert paper[0] == pytest.approx(target[0], rel=1e-6)
+    assert same(paper[1], target[1])
+
+
 def _reward_inputs(model, seed, rows, d=4):
     """Graphs [B, d, d], theta on them [B, 2, d, d] (node layout), data [rows, d], a random 0/1 mask."""
     graphs = jnp.asarray(_graphs(d, seed=seed))

@@ -74,17 +74,26 @@ def test_same_seed_same_result_and_resume(data_dir, tmp_path):
 
 
 def test_beyond_paper_replay_options_resume_bit_for_bit(data_dir, tmp_path):
-    """Prioritised replay and the trajectory term keep their state (priorities, trajectory buffer) in the
-    checkpoint: an interrupted run resumes to the same result, and the options change the result."""
-    options = {**TINY, "replay_priority": 1.0, "trajectory_balance": 1.0, "trajectory_batch": 2}
-    _, a, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    """Prioritised replay, the trajectory term and the stop target keep their state (priorities, trajectory
+    buffer, target network) in the checkpoint: an interrupted run resumes to the same result, and the
+    options change the result."""
+    options = {**TINY, "replay_priority": 1.0, "trajectory_balance": 1.0, "trajectory_batch": 2, "stop_target_tau": 0.5}
+    trainer, a, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
     assert a.priorities is not None and a.trajectories is not None and int(a.trajectories.size) > 0
+    # the target network is the Polyak average tau * new + (1 - tau) * target after each update
+    states = [trainer.init(0)]
+    for _ in range(3):
+        states.append(trainer.run_chunk(states[-1], 1)[0])
+        new, old, target = (_leaves(t) for t in (states[-1].params, states[-2].target_params, states[-1].target_params))
+        for n, o, t in zip(new, old, target):
+            np.testing.assert_allclose(t, 0.5 * n + 0.5 * o, rtol=1e-5, atol=1e-7)
+    assert any(not np.allclose(x, y) for x, y in zip(_leaves(states[-1].params), _leaves(states[-1].target_params)))
     train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
     _, c, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
     for x, y in zip(_leaves(a), _leaves(c)):
         np.testing.assert_array_equal(x, y)
     _, plain, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
-    assert plain.priorities is None and plain.trajectories is None
+    assert plain.priorities is None and plain.trajectories is None and plain.target_params is None
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(plain.params), _leaves(a.params)))
 
 

@@ -32,6 +32,7 @@ class TrainState(NamedTuple):
     step: jax.Array  # int32 [], optimisation steps done
     trajectories: trajlib.Trajectories | None = None  # only with the trajectory term (trajectory_balance > 0)
     priorities: jax.Array | None = None  # float [C], only with prioritised replay (replay_priority > 0)
+    target_params: dict | None = None  # Polyak average of params, only with stop_target_tau > 0
 
 
 def net_config(cfg, family):
@@ -120,7 +121,8 @@ class Trainer:
         traj = trajlib.init(cfg.num_envs, cfg.trajectory_capacity, d) if cfg.trajectory_balance > 0 else None
         env, replay, traj = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents, traj)
         priorities = replaylib.init_priorities(cfg.replay_capacity) if cfg.replay_priority > 0 else None
-        return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32), traj, priorities)
+        target = params if cfg.stop_target_tau > 0 else None
+        return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32), traj, priorities, target)
 
     def act(self, params, env, key, epsilon):
         """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]."""
@@ -134,13 +136,23 @@ class Trainer:
         logits = jnp.where(explore[:, None], uniform, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
 
-    def loss(self, params, graphs, actions, key, x, interventions=None, trajectories=None):
+    def loss(self, params, graphs, actions, key, x, interventions=None, trajectories=None, target_params=None):
         """The SubTB loss on replayed transitions, plus (trajectories = (actions [K, T], length [K]),
         with trajectory_balance > 0) the whole-trajectory term."""
         cfg = loss_config(self.cfg)
         args = (self.model, self.graph_prior)
         loss, metrics = subtb_loss(
-            params, self.network.apply, *args, graphs, actions, key, x, self.data.shape[0], cfg, interventions
+            params,
+            self.network.apply,
+            *args,
+            graphs,
+            actions,
+            key,
+            x,
+            self.data.shape[0],
+            cfg,
+            interventions,
+            target_params,
         )
         if trajectories is not None:
             term, abs_delta = trajectory_loss(
@@ -183,14 +195,17 @@ class Trainer:
             x = x[rows]
             interventions = None if interventions is None else interventions[rows]
         (loss, metrics), grads = jax.value_and_grad(self.loss, has_aux=True)(
-            state.params, graphs, acts, k_theta, x, interventions, traj_batch
+            state.params, graphs, acts, k_theta, x, interventions, traj_batch, state.target_params
         )
         per_transition = metrics.pop("per_transition")
         if priorities is not None:
             priorities = replaylib.update_priorities(priorities, idx, per_transition)
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities)
+        target = state.target_params
+        if target is not None:
+            target = optax.incremental_update(params, target, cfg.stop_target_tau)
+        new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities, target)
         return new, metrics
 
     @functools.partial(jax.jit, static_argnums=(0, 2))

@@ -61,7 +61,20 @@ def next_graphs(graphs, actions):
     return graphs | onehot
 
 
-def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, num_total, cfg, interventions=None):
+def subtb_loss(
+    params,
+    apply_fn,
+    model,
+    graph_prior,
+    graphs,
+    actions,
+    key,
+    x,
+    num_total,
+    cfg,
+    interventions=None,
+    target_params=None,
+):
     """The JSP-GFN loss on a batch of transitions.
 
     Args:
@@ -71,6 +84,8 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
       graphs: uint8 [B, d, d] states G; actions: int32 [B] edges added (G -> G').
       key: PRNG key for theta; x: float [M, d] (mini-)batch of data; num_total: N.
       cfg: LossConfig; interventions: optional 0/1 [M, d], the intervened entries of x.
+      target_params: optional parameters of a slowly updated copy of the network; when given, the
+        child's log P(stop | G') comes from it, without gradient (beyond the paper).
     Returns: (loss scalar, metrics dict).
     """
     b, d, _ = graphs.shape
@@ -98,6 +113,10 @@ def subtb_loss(params, apply_fn, model, graph_prior, graphs, actions, key, x, nu
         log_r = jax.lax.stop_gradient(log_r_grad)
     else:
         log_r = log_rewards(model, graph_prior, theta, both, x, num_total, interventions)  # [2B, S], no grad
+    if target_params is not None:
+        out_next = apply_fn(target_params, both[b:], 0)
+        log_stop_next = policy.log_stop_prob(out_next["stop_logit"], emask[b:])
+        log_stop = jnp.concatenate([log_stop[:b], jax.lax.stop_gradient(log_stop_next)])
     log_pt = log_stop[:, None] + log_q  # log P(theta | G)
 
     lhs = log_r[b:][:, None, :] + log_pb[:, None, None] + log_pt[:b][:, :, None]  # [B, S, S']

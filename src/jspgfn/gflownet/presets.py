@@ -45,6 +45,7 @@ class TrainConfig:
     trajectory_batch: int = 4  # trajectories per update for that term
     trajectory_lambda: float = 1.0  # SubTB(lambda): a sub-trajectory of n transitions weighs lambda ** (n - 1)
     trajectory_capacity: int = 1000  # finished trajectories kept for it (the most recent)
+    stop_target_tau: float = 0.0  # > 0: log P(stop | G') from a Polyak-averaged network, beyond the paper
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     max_parents: int | None = None
     # optimiser
@@ -125,7 +126,8 @@ _RANGES = {
         _NON_NEGATIVE,
     ),
     **dict.fromkeys(
-        ("exploration_start", "exploration_end", "exploration_fraction", "end_learning_rate_factor"), _UNIT
+        ("stop_target_tau", "exploration_start", "exploration_end", "exploration_fraction", "end_learning_rate_factor"),
+        _UNIT,
     ),
 }
 
