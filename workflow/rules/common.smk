@@ -371,13 +371,13 @@ def figure_targets():
 # appended by experiment_figure_arguments; "figure" writes STEM.pdf and STEM.png, "table" STEM.pdf,
 # STEM.csv and STEM.tex.
 FIGURE_KINDS = {
-    "nll": ("figure", ["metrics", "--points", "--columns", "nll_expected"]),
-    "shd_auroc": ("figure", ["metrics", "--points", "--columns", "expected_shd", "auroc"]),
+    "nll": ("figure", ["metrics", "--columns", "nll_expected"]),
+    "shd_auroc": ("figure", ["metrics", "--columns", "expected_shd", "auroc"]),
     "log_pt": ("figure", ["log-pt"]),
     "log_pt_slopes": ("table", ["table-slopes"]),
     "graph_table": ("table", ["table-graph"]),
     "edge_marginals": ("figure", ["edge-marginals"]),
-    "exact_edges": ("figure", ["metrics", "--points", "--columns", "edge_rmse", "edge_pearson"]),
+    "exact_edges": ("figure", ["metrics", "--columns", "edge_rmse", "edge_pearson"]),
     "exact_graphs": ("table", ["table-exact-graphs"]),
 }
 FIGURE_TITLES = {
