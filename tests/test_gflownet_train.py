@@ -306,3 +306,39 @@ def test_theta_elbo_with_the_full_family_is_refused(data_dir, tmp_path):
     with pytest.raises(JspgfnError, match="theta_elbo is for the diagonal family only"):
         train(data_dir, "lingauss", "smoke", 0, tmp_path / "run", overrides={"theta_elbo": 1.0}, family="full")
     assert not (tmp_path / "run").exists()
+
+
+def test_likelihood_settings_are_options_recorded_and_checked(data_dir, tmp_path, capsys):
+    """--param obs_var=... (the likelihood's settings, as for the baselines) reaches the model: config.json
+    and the samples record it, the trained model has it; a wrong name or value is refused in one line
+    before anything is written, a resume with other settings is refused, and so is a config.json whose
+    settings are not the model's."""
+    sets = sum((["--set", f"{k}={v}"] for k, v in TINY.items()), [])
+    base = ["train", str(data_dir), "--model", "lingauss", "--preset", "smoke", "--no-progress", *sets]
+    run = tmp_path / "run"
+    assert cli_main(base + ["--param", "obs_var=0.1", "--set", "prior_var=2", "--out", str(run)]) == 0
+    config = json.loads((run / "config.json").read_text())
+    assert config["model_kwargs"] == {"obs_var": 0.1, "prior_mean": 0.0, "prior_var": 2.0}
+    assert config["overrides"] == TINY  # the settings are not training options
+    assert cli_main(["sample", str(run), "--num", "4", "--out", str(tmp_path / "s.npz")]) == 0
+    assert load_samples(tmp_path / "s.npz").metadata["model_kwargs"]["obs_var"] == 0.1
+    trainer, _, _ = train(data_dir, "lingauss", "smoke", 0, run, TINY, False, model_kwargs=config["model_kwargs"])
+    assert trainer.model.obs_var == 0.1 and trainer.model.prior_var == 2.0  # resumed: the same run
+    with pytest.raises(JspgfnError, match="differs in model settings"):
+        train(data_dir, "lingauss", "smoke", 0, run, TINY, False)  # the default obs_var 0.01
+    capsys.readouterr()
+
+    for option, problem in (
+        ("obs_var=-1", "model 'lingauss' setting obs_var=-1: must be > 0"),
+        ("obs_var=abc", "model 'lingauss' setting obs_var='abc': not a number"),
+        ("hidden=8", "model 'lingauss' has no setting hidden (its settings: obs_var, prior_mean, prior_var)"),
+    ):
+        assert cli_main(base + ["--param", option, "--out", str(tmp_path / "bad")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and problem in err, err
+    assert not (tmp_path / "bad").exists()
+
+    (run / "config.json").write_text(json.dumps({**config, "model_kwargs": {"obs_var": 0}}))
+    assert cli_main(["sample", str(run), "--num", "4", "--out", str(tmp_path / "t.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "config.json" in err and "obs_var=0: must be > 0" in err, err

@@ -243,7 +243,7 @@ def test_table_exact_graphs_means_over_the_datasets_with_the_exact_posterior():
     assert gibbs["log_pdg_mean"] == 150.0 and gibbs["log_pdg_best"] == 170.0 and gibbs["exact_log_pdg_mean"] == 167.5
     assert gibbs["log_pdg_gap"] == 17.5  # (20 + 15) / 2
     half = scipy.stats.t.ppf(0.975, 1) * np.std([20.0, 15.0], ddof=1) / math.sqrt(2)
-    assert gibbs["log_pdg_gap_ci"] == pytest.approx(half)
+    assert (gibbs["log_pdg_gap_low"], gibbs["log_pdg_gap_high"]) == pytest.approx((17.5 - half, 17.5 + half))
     assert list(shown.columns) == [
         "Method",
         "Edges (per sample)",

@@ -1,12 +1,14 @@
 """Tables and figures from aggregated tables."""
 
+import matplotlib.collections
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from jspgfn import cli
-from jspgfn.report.summary import format_mean_ci, mean_ci, summarise
+from jspgfn.report.figures import figure_metrics
+from jspgfn.report.summary import RANGES, format_interval, interval, summarise
 from jspgfn.report.tables import table_d1
 
 PAPER = pd.DataFrame(
@@ -38,14 +40,101 @@ def metrics_table():
     return pd.DataFrame(rows)
 
 
-def test_mean_ci_is_the_student_t_interval():
+UNIT, CORRELATION, NON_NEGATIVE = (0.0, 1.0), (-1.0, 1.0), (0.0, np.inf)
+
+
+def test_interval_of_an_unbounded_metric_is_the_student_t_interval():
     values = np.array([0.1, 0.4, 0.35, 0.2, np.nan])
-    mean, half = mean_ci(values)
+    mean, low, high = interval(values)
     finite = values[:4]
-    low, high = stats.t.interval(0.95, 3, loc=finite.mean(), scale=stats.sem(finite))
-    assert mean == pytest.approx(finite.mean()) and half == pytest.approx((high - low) / 2)
-    assert np.isnan(mean_ci([0.3])[1]) and np.isnan(mean_ci([])[0])
-    assert format_mean_ci(0.01234, 0.0051) == "0.012 ± 0.005"
+    assert mean == pytest.approx(finite.mean())
+    assert (low, high) == pytest.approx(stats.t.interval(0.95, 3, loc=finite.mean(), scale=stats.sem(finite)))
+    assert np.isnan(interval([0.3], UNIT)[1:]).all() and interval([0.3], UNIT)[0] == 0.3  # n = 1: no interval
+    assert np.isnan(interval([], UNIT)).all() and np.isnan(interval([np.nan, np.inf])).all()
+    assert format_interval(0.01234, 0.0051, 0.02) == "0.012 [0.005, 0.020]"
+    assert format_interval(0.01234) == "0.012" and format_interval(np.nan) == "n/a"
+
+
+@pytest.mark.parametrize(
+    "bounds, values",
+    [
+        (UNIT, [0.0, 0.9]),  # the smoke preset's edge RMSEs: Student t went down to -1
+        (UNIT, [0.001, 0.002]),
+        (UNIT, [0.999, 1.0]),
+        (CORRELATION, [-0.9, 0.95]),  # Student t went from -4 to 4.7
+        (CORRELATION, [0.9999, 1.0]),
+        (NON_NEGATIVE, [0.0, 40.0]),
+        (NON_NEGATIVE, [1e-9, 3.0]),
+    ],
+)
+def test_interval_stays_in_range_for_two_values_at_the_bounds(bounds, values):
+    t_low, t_high = stats.t.interval(0.95, 1, loc=np.mean(values), scale=stats.sem(values))
+    assert t_low < bounds[0] or t_high > bounds[1]  # the old interval left the range here
+    mean, low, high = interval(values, bounds)
+    assert bounds[0] <= low <= mean <= high <= bounds[1] and low < high
+
+
+def test_interval_stays_in_range_for_adversarial_small_samples():
+    """Values piled on and near the bounds (U-shaped Beta, exact bound values mixed in), n from 2 to 5."""
+    rng = np.random.default_rng(1)
+    for bounds in (UNIT, CORRELATION, NON_NEGATIVE):
+        for _ in range(300):
+            n = rng.integers(2, 6)
+            u = np.where(rng.random(n) < 0.3, rng.integers(0, 2, n), rng.beta(0.05, 0.05, n))
+            values = bounds[0] + u * (bounds[1] - bounds[0]) if np.isfinite(bounds[1]) else 1e3 * u**8
+            mean, low, high = interval(values, bounds)
+            assert bounds[0] <= low <= mean <= high <= bounds[1], (bounds, values, low, high)
+    assert interval([1.0, 1.0, 1.0], UNIT) == (1.0, 1.0, 1.0)  # all on the bound: no spread, no way out
+    with pytest.raises(ValueError, match="outside the metric's range"):
+        interval([0.5, 1.5], UNIT)
+
+
+@pytest.mark.parametrize(
+    "bounds, draw, truth",
+    [
+        (UNIT, lambda rng, n: rng.beta(8, 2, n), 0.8),  # AUROC-like, skewed towards 1
+        (UNIT, lambda rng, n: rng.beta(2, 30, n), 2 / 32),  # feature RMSE-like, near 0
+        (CORRELATION, lambda rng, n: 2 * rng.beta(18, 2, n) - 1, 0.8),  # Pearson r near 1
+        (NON_NEGATIVE, lambda rng, n: rng.gamma(2.0, 3.0, n), 6.0),  # E-SHD-like, right-skewed
+        ((-np.inf, np.inf), lambda rng, n: rng.normal(1.0, 2.0, n), 1.0),  # NLL-like: Student t, exact
+    ],
+)
+@pytest.mark.parametrize("n", [3, 5])
+def test_interval_has_about_the_nominal_coverage(bounds, draw, truth, n):
+    """Coverage of the known mean over 3,000 seeded simulated studies of n datasets each. The tolerance,
+    0.025, is 3 Monte Carlo standard errors (3 * sqrt(0.95 * 0.05 / 3000) = 0.012) plus 0.013 for the
+    delta method's approximation at small n (simulating 20,000 studies, these cases lie within 0.95 +-
+    0.01; the plain Student t interval covers only 0.89-0.93 on the skewed ones)."""
+    rng = np.random.default_rng(n)
+    covered = [low <= truth <= high for _, low, high in (interval(draw(rng, n), bounds) for _ in range(3000))]
+    assert np.mean(covered) == pytest.approx(0.95, abs=0.025)
+
+
+def test_every_bounded_metric_has_its_range():
+    columns = [f"{f}_{m}" for f in ("edge", "path", "markov") for m in ("rmse", "pearson")]
+    assert all(RANGES[c] in (UNIT, CORRELATION) for c in columns)
+    assert RANGES["auroc"] == UNIT and RANGES["log_pt_pearson"] == CORRELATION
+    assert RANGES["expected_shd"] == NON_NEGATIVE and RANGES["num_edges_mean"] == NON_NEGATIVE
+    assert "nll_expected" not in RANGES and "theta_cross_entropy" not in RANGES  # densities: unbounded
+
+
+def test_figure_draws_intervals_in_range_and_every_dataset(tmp_path):
+    """Two datasets near the bounds: each error bar stays in the metric's range, one dot per dataset; a
+    method with one dataset gets its mean without a bar."""
+    metrics = pd.DataFrame(
+        {
+            "label": ["a", "a", "b", "b", "c"],
+            "edge_rmse": [0.0, 0.9, 0.01, 0.02, 0.5],
+            "edge_pearson": [-0.9, 0.95, 0.99, 1.0, 0.2],
+        }
+    )
+    fig = figure_metrics(metrics, ["edge_rmse", "edge_pearson"], ["RMSE", "r"], tmp_path / "m")
+    for ax, bounds in zip(fig.axes, (UNIT, CORRELATION)):
+        bars = [np.concatenate(c.lines[2][0].get_segments())[:, 0] for c in ax.containers]
+        assert all(bounds[0] <= x.min() and x.max() <= bounds[1] for x in bars)
+        assert [np.ptp(x) > 0 for x in bars] == [True, True, False]  # c: one dataset, no interval
+        dots = [c for c in ax.collections if isinstance(c, matplotlib.collections.PathCollection)]
+        assert [len(c.get_offsets()) for c in dots] == [2, 2, 1]
 
 
 def test_summarise_counts_per_label():
@@ -61,7 +150,8 @@ def test_table_d1_puts_paper_numbers_beside_ours():
     row = numbers[(numbers.label == "b-pc") & (numbers.metric == "edge_rmse")].iloc[0]
     assert row["mean"] == pytest.approx(metrics[metrics.label == "b-pc"].edge_rmse.mean())
     assert row["paper_mean"] == 0.5
-    assert shown.loc[0, "Edge RMSE (paper)"] == "0.500 ± 0.500"
+    assert shown.loc[0, "Edge RMSE (paper)"] == "0.500 ± 0.500"  # the paper's own numbers, as it prints them
+    assert shown.loc[0, "Edge RMSE (ours)"] == format_interval(*row[["mean", "low", "high"]])
     assert shown.loc[1, "Edge RMSE (paper)"] == "–"  # not in the paper: shown as such, never invented
 
 

@@ -41,7 +41,7 @@ def _means(metrics, column):
 
 def test_far_off_method_is_clipped_with_an_arrow_and_its_value(tmp_path):
     metrics = metrics_table()
-    fig = figure_metrics(metrics, ["theta_cross_entropy"], ["cross-entropy"], tmp_path / "m", points=True)
+    fig = figure_metrics(metrics, ["theta_cross_entropy"], ["cross-entropy"], tmp_path / "m")
     ax = _panel(fig)
     low, high = ax.get_xlim()
     means = _means(metrics, "theta_cross_entropy")
@@ -50,7 +50,7 @@ def test_far_off_method_is_clipped_with_an_arrow_and_its_value(tmp_path):
     assert low < others.min() and others.max() < high
     assert (others.max() - others.min()) / (high - low) > 0.3  # the close methods fill the panel
     texts = [annotation.get_text() for annotation in ax.texts]
-    assert len(texts) == 1 and texts[0].startswith(f"{means['mh-mc3']:.4g} ± ")
+    assert len(texts) == 1 and texts[0].startswith(f"{means['mh-mc3']:.4g} [")
     assert ax.texts[0].arrow_patch is not None
     # Every run's value is drawn as a dot: one scatter per method, one dot per dataset; the far-off method
     # is not drawn (only its arrow), so nothing of it crosses the others.
@@ -75,29 +75,35 @@ def test_a_table_without_a_far_off_method_is_drawn_as_before(tmp_path):
 
 def test_far_off_is_robust_and_conservative():
     none = [np.empty(0)] * 5
-    cis = np.full(5, 0.5)
-    assert far_off([1.0, 2.0, 3.0, 4.0, 65.0], cis, none).tolist() == [False] * 4 + [True]
-    assert far_off([-70.0, 2.0, 3.0, 4.0, 5.0], cis, none).tolist() == [True] + [False] * 4
-    assert not far_off([1.0, 2.0, 3.0, 4.0, 5.0], cis, none).any()  # an even spread: nothing to clip
-    assert not far_off([1.0, 65.0], cis[:2], [np.empty(0)] * 2).any()  # two methods: no majority
-    assert not far_off([1.0, 1.0, 1.0, 1.5], np.full(4, 0.4), [np.empty(0)] * 4).any()  # within the noise
+
+    def far(means, half, points=none):
+        means = np.asarray(means)
+        return far_off(means, means - half, means + half, points).tolist()
+
+    assert far([1.0, 2.0, 3.0, 4.0, 65.0], 0.5) == [False] * 4 + [True]
+    assert far([-70.0, 2.0, 3.0, 4.0, 5.0], 0.5) == [True] + [False] * 4
+    assert not any(far([1.0, 2.0, 3.0, 4.0, 5.0], 0.5))  # an even spread: nothing to clip
+    assert not any(far([1.0, 65.0], 0.5, none[:2]))  # two methods: no majority
+    assert not any(far([1.0, 1.0, 1.0, 1.5], 0.4, none[:4]))  # within the noise
     # The others' own dots span as much as the far-off mean: clipping would not help, so it is not done.
     wide = [np.array([-60.0, 60.0])] + [np.empty(0)] * 4
-    assert not far_off([1.0, 2.0, 3.0, 4.0, 65.0], cis, wide).any()
+    assert not any(far([1.0, 2.0, 3.0, 4.0, 65.0], 0.5, wide))
     around = [np.array([-10.0, 100.0])] + [np.empty(0)] * 4  # 65 lies among what the others draw
-    assert not far_off([1.0, 2.0, 3.0, 4.0, 65.0], cis, around).any()
-    assert not far_off([1.0, np.nan, 3.0, 4.0, np.nan], cis, none).any()
-    assert format_value(65.2, 3.14) == "65.2 ± 3.1" and format_value(65.2, np.nan) == "65.2"
-    assert format_value(1078.87, 6037.2) == "1079 ± 6000" and format_value(-2.5e7, 1e-5) == "-2.5e+07 ± 1e-05"
+    assert not any(far([1.0, 2.0, 3.0, 4.0, 65.0], 0.5, around))
+    assert not any(far([1.0, np.nan, 3.0, 4.0, np.nan], 0.5))
+    assert format_value(65.2, 62.06, 68.3) == "65.2 [62, 68]" and format_value(65.2, np.nan, np.nan) == "65.2"
+    assert format_value(1078.87, 0.0, 7116.1) == "1079 [0, 7100]" and format_value(-2.5e7, -2.5e7, -2.5e7) == (
+        "-2.5e+07 [-2.5e+07, -2.5e+07]"
+    )
 
 
 def test_report_metrics_points_and_title_cli(tmp_path):
     metrics_table().to_csv(tmp_path / "metrics.csv", index=False)
     argv = ["report", "metrics", "--metrics", str(tmp_path / "metrics.csv"), "--columns", "theta_cross_entropy"]
-    assert cli.main([*argv, "--points", "--title", "Held-out NLL: ER2, d=20", "--out", str(tmp_path / "f")]) == 0
+    assert cli.main([*argv, "--title", "Held-out NLL: ER2, d=20", "--out", str(tmp_path / "f")]) == 0
     for suffix in (".pdf", ".png"):
         assert (tmp_path / f"f{suffix}").stat().st_size > 0
-    fig = figure_metrics(metrics_table(), ["auroc"], ["AUROC"], tmp_path / "g", points=True, title="A title")
+    fig = figure_metrics(metrics_table(), ["auroc"], ["AUROC"], tmp_path / "g", title="A title")
     assert fig._suptitle.get_text() == "A title"
 
 
@@ -189,19 +195,20 @@ def test_report_log_pt_and_table_slopes_cli(tmp_path):
     assert set(numbers.label) == {"jspgfn-mlp"}  # the baseline has no log P_T estimate
     assert list(numbers.dataset_seed) == ["3", "7", "mean"]
     assert numbers.log_pt_slope.iloc[2] == pytest.approx((0.83 + 0.87) / 2)
-    assert numbers.log_pt_slope_ci.iloc[2] > 0 and numbers.n.iloc[2] == 2
-    assert "mean ± 95\\% CI" in (tmp_path / "t.tex").read_text()
+    assert numbers.log_pt_slope_low.iloc[2] < 0.85 < numbers.log_pt_slope_high.iloc[2] and numbers.n.iloc[2] == 2
+    assert "mean [95\\% CI]" in (tmp_path / "t.tex").read_text() and "Fisher z" in (tmp_path / "t.tex").read_text()
 
 
 def test_table_slopes_rows_per_dataset_and_mean():
     _, metrics = log_pt_tables(seeds=(0, 1, 2))
     numbers, shown = table_slopes(metrics)
     assert list(shown.columns) == ["Method", "Dataset", "Slope Δ", "Pearson r"]
-    assert list(shown.Dataset) == ["0", "1", "2", "mean ± 95% CI"]
+    assert list(shown.Dataset) == ["0", "1", "2", "mean [95% CI]"]
     values = np.array([0.80, 0.81, 0.82])
-    half = 4.302652729911275 * values.std(ddof=1) / np.sqrt(3)  # t_{0.975, 2}
-    assert shown["Slope Δ"].iloc[3] == f"{values.mean():.3f} ± {half:.3f}"
-    assert numbers.log_pt_pearson_ci.iloc[3] > 0
+    half = 4.302652729911275 * values.std(ddof=1) / np.sqrt(3)  # t_{0.975, 2}: the slope is unbounded
+    assert shown["Slope Δ"].iloc[3] == f"{values.mean():.3f} [{values.mean() - half:.3f}, {values.mean() + half:.3f}]"
+    pearson = numbers.iloc[3][["log_pt_pearson_low", "log_pt_pearson", "log_pt_pearson_high"]].to_numpy(float)
+    assert -1 <= pearson[0] < pearson[1] < pearson[2] <= 1
 
 
 def test_bad_log_pt_input_gives_one_line_naming_the_file(tmp_path, capsys):
@@ -239,7 +246,7 @@ def test_a_method_without_any_value_is_labelled_in_its_row(tmp_path):
     """DiBS with every particle cyclic has no NLL: its row says so instead of staying silently empty."""
     metrics = metrics_table()
     metrics.loc[metrics.label == "dibs", "theta_cross_entropy"] = np.nan
-    fig = figure_metrics(metrics, ["theta_cross_entropy", "auroc"], ["ce", "auroc"], tmp_path / "m", points=True)
+    fig = figure_metrics(metrics, ["theta_cross_entropy", "auroc"], ["ce", "auroc"], tmp_path / "m")
     ce, auroc = fig.axes[0], fig.axes[1]
     labelled = [text for text in ce.texts if text.get_text() == "no value"]
     row = [tick.get_text() for tick in ce.get_yticklabels()].index("DiBS")

@@ -263,6 +263,22 @@ def test_exact_posterior_on_the_first_datasets_only(workdir):
     assert not (workdir / "results").exists()
 
 
+def test_jspgfn_takes_the_likelihood_settings_as_params(workdir):
+    """A JSP-GFN method's params may hold its likelihood's settings, as a baseline's do: they reach
+    `jspgfn train` as --param, beside the training options."""
+
+    def edit(config):
+        config["methods"]["jspgfn-diag"]["params"] = {"obs_var": 0.1, "prior_var": 2}
+
+    configfile = _bad_config(workdir, "settings.yaml", edit)
+    target = "results/smoke/small_graphs/runs/jspgfn-diag/0/done"
+    result = snakemake(workdir, "-n", "-p", target, "--configfile", configfile)
+    assert result.returncode == 0, result.stderr
+    train = [line for line in result.stdout.splitlines() if line.startswith("Shell command: jspgfn train ")]
+    assert len(train) == 1 and "--param=obs_var=0.1 " in train[0] and "--param=prior_var=2 " in train[0]
+    assert not (workdir / "results").exists()
+
+
 def _bad_config(workdir, name, edit):
     config = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
     edit(config)
@@ -419,6 +435,16 @@ def _bad_config(workdir, name, edit):
             "option2.yaml",
             lambda c: c["methods"]["jspgfn-diag"].update(params={"batchsize": 8}),
             "methods.jspgfn-diag.params.batchsize: unknown training option (valid: batch_size,",
+        ),
+        (
+            "setting.yaml",
+            lambda c: c["methods"]["jspgfn-diag"].update(params={"obs_var": -0.1}),
+            "methods.jspgfn-diag.params.obs_var: model 'lingauss' setting obs_var=-0.1: must be > 0",
+        ),
+        (
+            "setting2.yaml",
+            lambda c: c["methods"]["jspgfn-diag"].update(params={"hidden": 8}),
+            "methods.jspgfn-diag.params.hidden: model 'lingauss' has no setting hidden (its settings: obs_var,",
         ),
         (
             "shown.yaml",

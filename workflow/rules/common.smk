@@ -229,12 +229,21 @@ def _check_baseline(mid, method):
 
 
 def _check_jspgfn(mid, method):
-    """JSP-GFN's training options against TrainConfig; fill its family and display name."""
+    """JSP-GFN's params against TrainConfig (training options) and its likelihood's settings (obs_var,
+    prior_var, hidden, ...: jspgfn.models.SETTING_NAMES); fill its family and display name."""
+    from jspgfn.errors import JspgfnError
     from jspgfn.gflownet.presets import option_problem
+    from jspgfn.models import SETTING_NAMES, get_model
 
     if method["name"] is not None:
         config_error(["methods", mid, "name"], "only methods of kind baseline have a name")
     for key, value in method["params"].items():
+        if key in SETTING_NAMES:
+            try:
+                get_model(method["likelihood"], **{key: value})
+            except JspgfnError as exc:
+                config_error(["methods", mid, "params", key], str(exc))
+            continue
         problem = option_problem(key, value)
         if problem is not None:
             config_error(["methods", mid, "params", key], problem)
@@ -371,13 +380,13 @@ def figure_targets():
 # appended by experiment_figure_arguments; "figure" writes STEM.pdf and STEM.png, "table" STEM.pdf,
 # STEM.csv and STEM.tex.
 FIGURE_KINDS = {
-    "nll": ("figure", ["metrics", "--points", "--columns", "nll_expected"]),
-    "shd_auroc": ("figure", ["metrics", "--points", "--columns", "expected_shd", "auroc"]),
+    "nll": ("figure", ["metrics", "--columns", "nll_expected"]),
+    "shd_auroc": ("figure", ["metrics", "--columns", "expected_shd", "auroc"]),
     "log_pt": ("figure", ["log-pt"]),
     "log_pt_slopes": ("table", ["table-slopes"]),
     "graph_table": ("table", ["table-graph"]),
     "edge_marginals": ("figure", ["edge-marginals"]),
-    "exact_edges": ("figure", ["metrics", "--points", "--columns", "edge_rmse", "edge_pearson"]),
+    "exact_edges": ("figure", ["metrics", "--columns", "edge_rmse", "edge_pearson"]),
     "exact_graphs": ("table", ["table-exact-graphs"]),
 }
 FIGURE_TITLES = {

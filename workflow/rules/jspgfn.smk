@@ -2,7 +2,8 @@
 # (e.g. jspgfn-diag: likelihood lingauss, family diag; jspgfn-full: family full).
 # The run folder is a working directory, not an output: Snakemake does not delete it when
 # a job is killed, so re-running the job resumes from its last checkpoint. The dataset's
-# seed is the training seed. `params` become `--param KEY=VALUE` training overrides. The training
+# seed is the training seed. `params` become `--param KEY=VALUE`: training options, and the
+# likelihood's settings (obs_var, prior_var, hidden, ...) as for the baselines. The training
 # log is appended to, so a resumed run keeps the history of the attempts before it. An experiment with
 # log_pt.enabled also estimates log P_T(G, theta) of every sample (Figure 3c).
 

@@ -17,7 +17,11 @@ def parse_value(text):
 
 
 def _parse_overrides(items):
+    """(likelihood settings, training options) of the --set KEY=VALUE items, told apart by name
+    (models.SETTING_NAMES: obs_var, prior_mean, prior_var, hidden, num_levels)."""
     import yaml
+
+    from jspgfn.models import SETTING_NAMES
 
     out = {}
     for item in items:
@@ -29,7 +33,8 @@ def _parse_overrides(items):
         except yaml.YAMLError as exc:
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise JspgfnError(f"--set {item!r}: the value is not valid YAML ({problem})") from None
-    return out
+    settings = {key: value for key, value in out.items() if key in SETTING_NAMES}
+    return settings, {key: value for key, value in out.items() if key not in SETTING_NAMES}
 
 
 def add_subcommands(sub):
@@ -55,7 +60,9 @@ def add_subcommands(sub):
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a training option, e.g. --set num_iterations=5000 (repeatable; value parsed as YAML/JSON)",
+        help="a training option, e.g. --set num_iterations=5000, or a setting of the likelihood model: obs_var "
+        "(noise variance, default 0.01), prior_mean, prior_var (N(mean, var) prior on weights, default 0, 1), "
+        "hidden (MLP units) (repeatable; value parsed as YAML/JSON; recorded in the run's config.json)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -105,17 +112,19 @@ def _run_train(args):
 
     from jspgfn.gflownet.train import train
 
+    model_kwargs, overrides = _parse_overrides(args.set)
     trainer, _, info = train(
         args.data,
         args.model,
         args.preset,
         args.seed,
         args.out,
-        overrides=_parse_overrides(args.set),
+        overrides=overrides,
         progress=not args.no_progress,
         max_iterations=args.max_iterations,
         time_limit=args.time_limit,
         family=args.family,
+        model_kwargs=model_kwargs,
     )
     if not info["finished"]:
         print(

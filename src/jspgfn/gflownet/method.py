@@ -101,16 +101,28 @@ def fit(
     preset="quick",
     num_samples=1000,
     overrides=None,
+    model_kwargs=None,
     run_dir=None,
     progress=False,
 ):
     """Train JSP-GFN on a Dataset and draw num_samples (G, theta) pairs (sampling seed = seed).
 
+    overrides: training options; model_kwargs: the likelihood's settings (e.g. {"obs_var": 0.1});
     run_dir: where the run folder goes (kept, resumable); None = a temporary folder, removed after.
     """
     from jspgfn.gflownet.train import train
 
     with tempfile.TemporaryDirectory(prefix="jspgfn-run-") as scratch:
         folder = run_dir or f"{scratch}/run"
-        train(dataset, likelihood, preset, seed, folder, overrides=overrides, progress=progress, family=family)
+        train(
+            dataset,
+            likelihood,
+            preset,
+            seed,
+            folder,
+            overrides=overrides,
+            progress=progress,
+            family=family,
+            model_kwargs=model_kwargs,
+        )
         return sample_run(folder, num_samples, seed)

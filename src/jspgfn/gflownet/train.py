@@ -124,7 +124,11 @@ def with_family(config):
     return {**config, "model": likelihood, "family": family}
 
 
-def make_config(x, model_name, preset, seed, overrides, data_source="", interventions=None, family=None):
+def make_config(
+    x, model_name, preset, seed, overrides, data_source="", interventions=None, family=None, model_kwargs=None
+):
+    """The run's config.json dict; model_kwargs: settings of the likelihood (models.model_settings), every
+    one recorded (the defaults filled in)."""
     from jspgfn.gflownet.presets import get_preset
     from jspgfn.models import get_model
 
@@ -132,7 +136,7 @@ def make_config(x, model_name, preset, seed, overrides, data_source="", interven
     likelihood, family = resolve_model(model_name, family)
     if cfg.theta_elbo > 0 and family != "diag":
         raise JspgfnError(f"theta_elbo is for the diagonal family only (asked: family '{family}')")
-    model = get_model(likelihood)
+    model = get_model(likelihood, **(model_kwargs or {}))
     return {
         "model": likelihood,
         "family": family,
@@ -161,8 +165,21 @@ _FREE_OPTIONS = ("checkpoint_every_seconds",)
 
 
 def _check_same_run(old, new, run_dir):
+    from jspgfn.models import get_model
+
     old = with_family(old)
-    for key in ("model", "family", "seed", "preset", "train_config", "num_variables", "num_rows", "data_sha256"):
+    old = {**old, "model_kwargs": get_model(old["model"], **old.get("model_kwargs", {})).kwargs()}
+    for key in (
+        "model",
+        "family",
+        "model_kwargs",
+        "seed",
+        "preset",
+        "train_config",
+        "num_variables",
+        "num_rows",
+        "data_sha256",
+    ):
         a, b = old.get(key), new.get(key)
         if key == "train_config":
             a = {k: v for k, v in (a or {}).items() if k not in _FREE_OPTIONS}
@@ -179,7 +196,7 @@ def _check_same_run(old, new, run_dir):
                 raise JspgfnError(
                     f"{run_dir}: run was trained on d={a} variables, the data has d={b}; use a new --out folder"
                 )
-            what = "data" if key in ("num_rows", "data_sha256") else key
+            what = {"num_rows": "data", "data_sha256": "data", "model_kwargs": "model settings"}.get(key, key)
             raise JspgfnError(
                 f"{run_dir}: existing run differs in {what} ({str(a)[:40]!r} vs "
                 f"{str(b)[:40]!r}); use a new --out folder"
@@ -265,11 +282,15 @@ def train(
     max_iterations=None,
     time_limit=None,
     family=None,
+    model_kwargs=None,
 ):
     """Train (or resume) a JSP-GFN run in folder `out`. Returns (trainer, state, info).
 
     model_name: the likelihood (lingauss, mlp-gauss, or a combined name such as lingauss-full);
-    family: the posterior family of P(theta | G), diag (default) or full.
+    family: the posterior family of P(theta | G), diag (default) or full;
+    model_kwargs: the likelihood's settings, e.g. {"obs_var": 0.1} (models.model_settings; default: the
+      model's own, noise variance 0.01 and N(0, 1) weights), recorded in config.json;
+    overrides: training options (presets.TrainConfig) over the preset's.
 
     Two options bound this invocation only (for time-limited cluster jobs); they do not change
     the result and are not part of the run's identity, so a resumed run may set them differently:
@@ -302,7 +323,7 @@ def train(
     # Everything that can be refused is checked before the run folder is touched.
     x, interventions = _data_array(data)
     source = os.path.abspath(data) if isinstance(data, (str, os.PathLike)) else ""
-    config = make_config(x, model_name, preset, seed, overrides, source, interventions, family)
+    config = make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs)
     trainer = build_trainer(config, x, interventions)
     try:
         run.mkdir(parents=True, exist_ok=True)

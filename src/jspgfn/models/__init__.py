@@ -10,7 +10,9 @@ The combined names of earlier versions (`lingauss-diag`, `lingauss-full`, and `l
 still accepted wherever a model name is (`parse_model_name`), so existing command lines keep working.
 """
 
-import inspect
+import dataclasses
+import math
+import numbers
 
 from jspgfn.errors import JspgfnError
 from jspgfn.models.base import LikelihoodModel, log_reward
@@ -46,17 +48,51 @@ def parse_model_name(name):
     raise JspgfnError(f"unknown model '{name}': choose one of {valid}")
 
 
-def get_model(name, **kwargs):
-    """Likelihood model for a name, e.g. 'lingauss' or 'mlp-gauss' (combined names accepted)."""
+# What a setting's value must be, besides its type (that of its default): (test, what).
+_SETTING_RANGES = {
+    "obs_var": (lambda v: v > 0, "> 0"),
+    "prior_var": (lambda v: v > 0, "> 0"),
+    "hidden": (lambda v: v >= 1, ">= 1"),
+    "num_levels": (lambda v: v >= 2, ">= 2"),
+}
+
+
+def model_settings(likelihood):
+    """{setting: default} of a likelihood's model: what `get_model` takes (e.g. obs_var, prior_var, hidden)."""
+    return {f.name: f.default for f in dataclasses.fields(LIKELIHOODS[likelihood]) if f.name != "name"}
+
+
+# Every setting of some likelihood model: `jspgfn train --param` tells them from training options by name.
+SETTING_NAMES = frozenset(name for likelihood in LIKELIHOODS for name in model_settings(likelihood))
+
+
+def _checked_setting(likelihood, key, value, default):
+    """`value` as setting `key` takes it (an int, or a float from any finite real); JspgfnError if not."""
+    problem = f"model '{likelihood}' setting {key}={value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise JspgfnError(f"{problem}: not a number")
+    if isinstance(default, int) and not isinstance(value, numbers.Integral):
+        raise JspgfnError(f"{problem}: not an integer")
+    if not math.isfinite(value):
+        raise JspgfnError(f"{problem}: not a finite number")
+    test, what = _SETTING_RANGES.get(key, (lambda v: True, ""))
+    if not test(value):
+        raise JspgfnError(f"{problem}: must be {what}")
+    return type(default)(value)
+
+
+def get_model(name, /, **kwargs):
+    """Likelihood model for a name, e.g. 'lingauss' or 'mlp-gauss' (combined names accepted), with settings
+    `kwargs` (model_settings); JspgfnError (one line) for a setting it does not have or a value out of range."""
     likelihood, _ = parse_model_name(name)
-    model_class = LIKELIHOODS[likelihood]
-    settings = inspect.signature(model_class).parameters
+    settings = model_settings(likelihood)
     unknown = sorted(set(kwargs) - set(settings))
     if unknown:  # a setting of another model (e.g. obs_var for mlp-categorical)
         raise JspgfnError(
             f"model '{likelihood}' has no setting {', '.join(unknown)} (its settings: {', '.join(settings)})"
         )
-    return model_class(**kwargs)
+    values = {key: _checked_setting(likelihood, key, value, settings[key]) for key, value in kwargs.items()}
+    return LIKELIHOODS[likelihood](**values)
 
 
 def model_from_metadata(metadata):
@@ -73,6 +109,8 @@ __all__ = [
     "GraphPrior",
     "get_graph_prior",
     "get_model",
+    "model_settings",
+    "SETTING_NAMES",
     "model_from_metadata",
     "parse_model_name",
     "log_reward",

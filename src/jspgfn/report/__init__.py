@@ -1,7 +1,7 @@
 """Tables and figures of the paper, drawn from the aggregated tidy tables only (never raw runs):
 metrics.csv, features.csv, log_pt.csv and capabilities.csv.
 
-summary.py  mean and 95% confidence interval per method
+summary.py  mean and 95% confidence interval per method, inside each metric's range (the one interval)
 names.py    display names recorded in the tables, in the paper's order of methods
 tables.py   Table D.1, Table A.1 and the log P_T slopes (Figure 3c), written as CSV, LaTeX and PDF
 figures.py  Figures 2, 3 and D.1, D.2 (seaborn), written as PDF and PNG

@@ -2,9 +2,7 @@
 
 from jspgfn.errors import JspgfnError
 
-TABLE_D1_NOTE = (
-    "Mean ± 95% CI across datasets (Student t). 'paper': Table D.1 of Deleu et al. (2023); '–': not in the paper."
-)
+TABLE_D1_NOTE = "'paper': Table D.1 of Deleu et al. (2023), mean ± its 95% CI; '–': not in the paper."
 
 
 def add_subcommands(sub):
@@ -30,12 +28,11 @@ def add_subcommands(sub):
     a.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
     a.set_defaults(run=_table_a1)
 
-    m = kinds.add_parser("metrics", help="mean and 95%% CI per method (Figure 2b)")
+    m = kinds.add_parser(
+        "metrics", help="mean and 95%% CI per method, with every dataset's value as a dot (Figures 2b, 3a, 3b, D.2)"
+    )
     m.add_argument("--metrics", required=True, help="metrics.csv")
     m.add_argument("--columns", nargs="+", default=["edge_rmse", "edge_pearson", "theta_cross_entropy"])
-    m.add_argument(
-        "--points", action="store_true", help="also draw every dataset's value as a dot (Figures 3a, 3b, D.2)"
-    )
     m.add_argument("--title", default=None, help="figure title")
     m.add_argument("--out", required=True, help="output stem: writes STEM.pdf and STEM.png")
     m.set_defaults(run=_metrics)
@@ -91,7 +88,7 @@ TITLES = {
 }
 TABLE_SLOPES_NOTE = (
     "Δ: slope of the RANSAC fit of log P_T(G, θ) against log R(G, θ) (1 for a perfect sampler); r: Pearson's r. "
-    "Per dataset, then mean ± 95% CI across datasets (Student t)."
+    "One row per dataset, then one per method:"
 )
 
 
@@ -154,7 +151,9 @@ def _table_a1(args):
         "✓ yes, ✗ no, ? unknown (neither declared nor probed); * checked by a probe run, "
         f"what it saw is in the evidence column of {args.out}.csv"
     )
-    write_table(numbers, shown, args.out, "Table A.1: capabilities of the methods in this project", note)
+    write_table(
+        numbers, shown, args.out, "Table A.1: capabilities of the methods in this project", note, intervals=False
+    )
     print(f"wrote {args.out}.csv/.tex/.pdf: {len(shown)} methods")
 
 
@@ -178,7 +177,7 @@ def _metrics(args):
     metrics = _read(args.metrics)
     _require(metrics, ["label", *args.columns], args.metrics)
     titles = [TITLES.get(c, c) for c in args.columns]
-    figure_metrics(metrics, args.columns, titles, args.out, points=args.points, title=args.title)
+    figure_metrics(metrics, args.columns, titles, args.out, title=args.title)
     print(f"wrote {args.out}.pdf/.png")
 
 
@@ -218,7 +217,7 @@ def _table_slopes(args):
 
 TABLE_GRAPH_NOTE = (
     "E-SHD: expected structural Hamming distance to graph.csv (lower is better); AUROC of the edge marginals "
-    "against it (higher is better). Mean ± 95% CI across datasets (Student t); the value alone for one dataset."
+    "against it (higher is better)."
 )
 
 
@@ -262,8 +261,7 @@ TABLE_EXACT_GRAPHS_NOTE = (
     "exact edge marginals. log P(D|G): the closed-form log marginal likelihood of the linear Gaussian model "
     "(theta integrated out) plus the log graph prior (unnormalised, 0 under the uniform prior), of the acyclic "
     "samples: weighted mean and best; exact E[log P(D|G)]: its expectation under the exact posterior (beyond d = 5 "
-    "a Monte Carlo mean over its exact samples, 100,000 by default); gap: exact minus the samples' mean, per dataset. "
-    "Mean ± 95% CI across datasets (Student t); the value alone for one dataset."
+    "a Monte Carlo mean over its exact samples, 100,000 by default); gap: exact minus the samples' mean, per dataset."
 )
 
 

@@ -76,44 +76,44 @@ FAR_OFF = 8.0
 SQUEEZE = 3.0
 
 
-def _extents(means, cis, points):
-    """[M, 2] low and high x of everything drawn per method: mean ± CI and the per-dataset points.
+def _extents(means, lows, highs, points):
+    """[M, 2] low and high x of everything drawn per method: the mean, its interval and the per-dataset points.
 
-    means, cis: float [M] (NaN: nothing / no interval); points: M float arrays (may be empty).
+    means, lows, highs: float [M] (NaN: nothing / no interval); points: M float arrays (may be empty).
     """
     out = np.full((len(means), 2), np.nan)
-    for i, (mean, ci, values) in enumerate(zip(means, cis, points)):
-        half = 0.0 if np.isnan(ci) else ci
-        drawn = np.concatenate([[mean - half, mean + half], np.asarray(values, float)])
+    for i, (mean, low, high, values) in enumerate(zip(means, lows, highs, points)):
+        drawn = np.concatenate([[mean, low, high], np.asarray(values, float)])
         drawn = drawn[np.isfinite(drawn)]
         if drawn.size:
             out[i] = drawn.min(), drawn.max()
     return out
 
 
-def far_off(means, cis, points):
+def far_off(means, lows, highs, points):
     """Which methods to clip from a panel: bool [M], all False when the panel is drawn as it is.
 
-    means, cis: float [M] per-method mean and CI half-width (NaN allowed); points: M float arrays of the
-    per-dataset values drawn (empty when not drawn). A method is far off when |mean - median| exceeds
-    FAR_OFF times a robust spread of the means: 1.4826 * their median absolute deviation, or the median CI
-    half-width when larger (so that methods within each other's noise are never split). The far-off ones
+    means, lows, highs: float [M] per-method mean and 95% interval (NaN allowed); points: M float arrays of
+    the per-dataset values drawn. A method is far off when |mean - median| exceeds FAR_OFF times a robust
+    spread of the means: 1.4826 * their median absolute deviation, or the median half-length of the
+    intervals when larger (so that methods within each other's noise are never split). The far-off ones
     are clipped only when their means lie outside the range of what the others draw, at least two methods
     remain, and everything drawn spans SQUEEZE times or more that range; otherwise the panel is left as it is.
     """
-    means, cis = np.asarray(means, float), np.asarray(cis, float)
+    means = np.asarray(means, float)
     far = np.zeros(len(means), dtype=bool)
     finite = np.isfinite(means)
     if finite.sum() < 3:
         return far
     median = np.median(means[finite])
     spread = 1.4826 * np.median(np.abs(means[finite] - median))
-    finite_cis = cis[np.isfinite(cis)]
-    if finite_cis.size:
-        spread = max(spread, float(np.median(finite_cis)))
+    halves = (np.asarray(highs, float) - np.asarray(lows, float)) / 2
+    halves = halves[np.isfinite(halves)]
+    if halves.size:
+        spread = max(spread, float(np.median(halves)))
     spread = max(spread, 1e-12 * max(1.0, abs(median)))
     far = finite & (np.abs(means - median) > FAR_OFF * spread)
-    extents = _extents(means, cis, points)
+    extents = _extents(means, lows, highs, points)
     while True:  # a far-off mean inside what the others draw is not clipped (it would stay on the axis)
         kept = finite & ~far
         if not far.any() or kept.sum() < 2:
@@ -134,23 +134,25 @@ def _short(value, digits):
     return np.format_float_positional(value, precision=digits, fractional=False, trim="-")
 
 
-def format_value(mean, ci):
-    """The text beside a clipped method's arrow: '65.2 ± 3.1' (or '65.2' without a CI)."""
-    return _short(mean, 4) if np.isnan(ci) else f"{_short(mean, 4)} ± {_short(ci, 2)}"
+def format_value(mean, low, high):
+    """The text beside a clipped method's arrow: '65.2 [62, 68]' (or '65.2' without an interval)."""
+    if np.isnan(low) or np.isnan(high):
+        return _short(mean, 4)
+    return f"{_short(mean, 4)} [{_short(low, 2)}, {_short(high, 2)}]"
 
 
-def _mark_far_off(ax, y, means, cis, points, far, colours):
+def _mark_far_off(ax, y, means, lows, highs, points, far, colours):
     """Limit the x-axis to the methods that are not far off and mark the far-off ones by an arrow at the edge.
 
-    y: float [M] rows; means, cis: float [M]; points: M arrays; far: bool [M] (far_off); colours: M colours.
-    The far-off methods are not drawn in the panel: only their arrow and mean ± CI.
+    y: float [M] rows; means, lows, highs: float [M]; points: M arrays; far: bool [M] (far_off); colours: M
+    colours. The far-off methods are not drawn in the panel: only their arrow and mean [95% CI].
 
     Clipping rather than a symlog axis: a symlog axis compresses every difference beyond its linear
     threshold, so the distances between the close methods (what the panel compares) would depend on an
     arbitrary threshold and could no longer be read off the ticks; clipped, the others keep a linear axis
     and the far-off method keeps its exact value, printed beside the arrow.
     """
-    extents = _extents(means, cis, points)
+    extents = _extents(means, lows, highs, points)
     kept = np.isfinite(means) & ~far
     low, high = np.nanmin(extents[kept, 0]), np.nanmax(extents[kept, 1])
     pad = 0.06 * (high - low) if high > low else max(1e-3, 0.05 * abs(high))
@@ -158,7 +160,7 @@ def _mark_far_off(ax, y, means, cis, points, far, colours):
     for i in np.flatnonzero(far):
         right = means[i] > high
         ax.annotate(
-            format_value(means[i], cis[i]),
+            format_value(means[i], lows[i], highs[i]),
             xy=(1.0 if right else 0.0, y[i]),
             xycoords=("axes fraction", "data"),
             xytext=(-34 if right else 34, 0),
@@ -172,25 +174,25 @@ def _mark_far_off(ax, y, means, cis, points, far, colours):
         )
 
 
-def figure_metrics(metrics, columns, titles, stem, points=False, title=None):
-    """Mean and 95% CI across datasets per method, one panel per metric (Figures 2b, 3a, 3b, D.2).
+def figure_metrics(metrics, columns, titles, stem, title=None):
+    """Mean and 95% interval across datasets per method, one panel per metric (Figures 2b, 3a, 3b, D.2).
 
     Args:
       metrics: tidy metrics table (one row per run: label, optional display_name, the `columns`).
       columns, titles: the metrics to draw and their panel titles (lists of the same length).
       stem: writes stem.pdf and stem.png.
-      points: also draw every run's value as a small dot, jittered vertically, just below its method's
-        mean and CI (one point per dataset per method).
       title: figure title (suptitle), or None.
+    Per method: the mean with its interval (summary.interval: inside the metric's range; none for one
+    dataset), and just below it every run's value as a small dot, jittered vertically (one per dataset).
     A method far off the others in a panel (far_off) is clipped: the axis is limited to the others and an
-    arrow at the edge of its row carries its mean ± CI (see _mark_far_off); a panel without one is drawn
+    arrow at the edge of its row carries its mean [95% CI] (see _mark_far_off); a panel without one is drawn
     with matplotlib's own limits. A method without any finite value in a panel gets the words "no value"
     in its row. Returns the (closed) matplotlib Figure.
     """
     summary = summarise(metrics, columns)
     names = display_names(metrics)
     order = sort_labels(summary["label"], names)
-    height = (0.62 if points else 0.45) * len(order) + 1.2 + (0.3 if title else 0.0)
+    height = 0.62 * len(order) + 1.2 + (0.3 if title else 0.0)
     fig, axes = plt.subplots(1, len(columns), figsize=(3.3 * len(columns), height), sharey=True, squeeze=False)
     palette = dict(zip(order, sns.color_palette("tab10", len(order))))
     colours = [palette[label] for label in order]
@@ -198,27 +200,25 @@ def figure_metrics(metrics, columns, titles, stem, points=False, title=None):
     for ax, column, panel_title in zip(axes[0], columns, titles):
         part = summary[summary.metric == column].set_index("label").reindex(order)
         y = np.arange(len(order), dtype=float)
-        means, cis = part["mean"].to_numpy(float), part["ci"].to_numpy(float)
+        means, lows, highs = (part[key].to_numpy(float) for key in ("mean", "low", "high"))
         values = [
             pd.to_numeric(metrics.loc[metrics.label == label, column], errors="coerce").to_numpy(float)
             for label in order
         ]
-        values = [v[np.isfinite(v)] for v in values] if points else [np.empty(0)] * len(order)
-        far = far_off(means, cis, values)
+        values = [v[np.isfinite(v)] for v in values]
+        far = far_off(means, lows, highs, values)
         for i in np.flatnonzero(~far):
-            ax.errorbar(means[i], y[i], xerr=0 if np.isnan(cis[i]) else cis[i], fmt="o", color=colours[i], capsize=3)
-            if points and values[i].size:
+            error = np.nan_to_num([[means[i] - lows[i]], [highs[i] - means[i]]])  # no interval: no bar
+            ax.errorbar(means[i], y[i], xerr=error, fmt="o", color=colours[i], capsize=3)
+            if values[i].size:
                 jitter = y[i] + 0.26 + rng.uniform(-0.08, 0.08, size=values[i].size)
                 ax.scatter(values[i], jitter, s=7, color=colours[i], alpha=0.55, edgecolors="none", zorder=1)
         if far.any():
-            _mark_far_off(ax, y, means, cis, values, far, colours)
+            _mark_far_off(ax, y, means, lows, highs, values, far, colours)
         for i in np.flatnonzero(np.isnan(means)):  # e.g. DiBS when every particle is cyclic
             ax.text(0.03, y[i], "no value", transform=ax.get_yaxis_transform(), va="center", fontsize=8, color="0.4")
         ax.set_yticks(y, [names[label] for label in order])
-        if points:
-            ax.set_ylim(len(order) - 0.45, -0.55)  # inverted, with room for the dots below the last row
-        else:
-            ax.invert_yaxis()
+        ax.set_ylim(len(order) - 0.45, -0.55)  # inverted, with room for the dots below the last row
         ax.set_title(panel_title, fontsize=10)
         ax.grid(axis="x", alpha=0.3)
     axes[0, 0].set_ylabel("")

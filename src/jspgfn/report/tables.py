@@ -1,4 +1,4 @@
-"""Tables written three ways from one DataFrame: CSV (numbers), LaTeX and PDF (mean ± CI strings)."""
+"""Tables written three ways from one DataFrame: CSV (numbers), LaTeX and PDF ("mean [low, high]" strings)."""
 
 import matplotlib
 
@@ -9,7 +9,7 @@ import pandas as pd  # noqa: E402
 
 from jspgfn import atomic  # noqa: E402
 from jspgfn.report.names import display_names, sort_labels  # noqa: E402
-from jspgfn.report.summary import format_mean_ci, summarise  # noqa: E402
+from jspgfn.report.summary import INTERVAL_NOTE, format_interval, summarise  # noqa: E402
 
 FEATURES = ("edge", "path", "markov")
 FEATURE_TITLES = {"edge": "Edge features", "path": "Path features", "markov": "Markov features"}
@@ -23,8 +23,9 @@ def table_d1(metrics, paper):
       metrics: aggregated metrics.csv of the small-graph experiment (one row per run; `label` column).
       paper: the paper's Table D.1 (`method`, `edge_rmse`, `edge_rmse_ci`, ...), keyed by display name.
     Returns:
-      (numbers, shown): numbers has one row per (method, metric) with ours and the paper's mean and CI;
-      shown has one row per method and "ours" / "paper" string columns per metric.
+      (numbers, shown): numbers has one row per (method, metric) with our mean and 95% interval (low,
+      high; summary.interval) and the paper's mean and CI half-width; shown has one row per method and
+      "ours" ("mean [low, high]") / "paper" (as the paper prints it: "mean ± half-width") string columns per metric.
     """
     columns = [f"{f}_{m}" for f in FEATURES for m in ("rmse", "pearson")]
     summary = summarise(metrics, columns)
@@ -45,15 +46,16 @@ def table_d1(metrics, paper):
                     "label": label,
                     "metric": column,
                     "mean": ours["mean"],
-                    "ci": ours["ci"],
+                    "low": ours["low"],
+                    "high": ours["high"],
                     "n": ours["n"],
                     "paper_mean": paper_mean,
                     "paper_ci": paper_ci,
                 }
             )
             shown_name = f"{FEATURE_TITLES[column.split('_')[0]].split()[0]} {METRIC_TITLES[column.split('_')[1]]}"
-            row[f"{shown_name} (ours)"] = format_mean_ci(ours["mean"], ours["ci"])
-            row[f"{shown_name} (paper)"] = format_mean_ci(paper_mean, paper_ci) if in_paper else "–"
+            row[f"{shown_name} (ours)"] = format_interval(ours["mean"], ours["low"], ours["high"])
+            row[f"{shown_name} (paper)"] = f"{paper_mean:.3f} ± {paper_ci:.3f}" if in_paper else "–"
         shown.append(row)
     return pd.DataFrame(numbers), pd.DataFrame(shown)
 
@@ -95,8 +97,10 @@ def table_a1(capabilities):
     return numbers, pd.DataFrame(shown)
 
 
-def write_table(numbers, shown, stem, title, note):
-    """stem.csv (numbers), stem.tex and stem.pdf (shown), each written atomically."""
+def write_table(numbers, shown, stem, title, note, intervals=True):
+    """stem.csv (numbers), stem.tex and stem.pdf (shown), each written atomically; `note` goes under the
+    table, followed by how the intervals are computed (summary.INTERVAL_NOTE) when `intervals`."""
+    note = f"{note} {INTERVAL_NOTE}" if intervals else note
     with atomic.atomic_path(f"{stem}.csv") as tmp:
         numbers.to_csv(tmp, index=False)
     latex = shown.to_latex(index=False, caption=f"{title} {note}", escape=True)
@@ -139,9 +143,9 @@ def table_slopes(metrics):
         Runs without a log P_T estimate (NaN in both columns, e.g. the baselines) are left out.
     Returns:
       (numbers, shown) for write_table. numbers: one row per run (method, label, dataset_seed, seed when
-      recorded, the two metrics) then one row per method with dataset_seed "mean", the means, their 95% CI
-      half-widths (columns <metric>_ci) and n; shown: the same rows as strings, "mean ± 95% CI" last per
-      method. Raises ValueError when no run has a log P_T estimate.
+      recorded, the two metrics) then one row per method with dataset_seed "mean", the means, their 95%
+      intervals (columns <metric>_low, <metric>_high; summary.interval) and n; shown: the same rows as
+      strings, "mean [95% CI]" last per method. Raises ValueError when no run has a log P_T estimate.
     """
     columns = list(SLOPE_COLUMNS)
     values = metrics[columns].apply(pd.to_numeric, errors="coerce")
@@ -161,21 +165,18 @@ def table_slopes(metrics):
                 {
                     "Method": names[label],
                     "Dataset": str(run["dataset_seed"]),
-                    **{title: format_mean_ci(run[column], np.nan) for column, title in SLOPE_COLUMNS.items()},
+                    **{title: format_interval(run[column]) for column, title in SLOPE_COLUMNS.items()},
                 }
             )
         summary = summarise(part, columns).set_index("metric")
         row = {"method": names[label], "label": label, "dataset_seed": "mean"}
-        for column in columns:
-            row[column], row[f"{column}_ci"] = summary.loc[column, "mean"], summary.loc[column, "ci"]
-        row["n"] = int(summary["n"].max())
-        numbers.append(row)
+        numbers.append({**row, **_interval_columns(summary, columns)})
         shown.append(
             {
                 "Method": names[label],
-                "Dataset": "mean ± 95% CI",
+                "Dataset": "mean [95% CI]",
                 **{
-                    title: format_mean_ci(summary.loc[column, "mean"], summary.loc[column, "ci"])
+                    title: format_interval(*summary.loc[column, ["mean", "low", "high"]])
                     for column, title in SLOPE_COLUMNS.items()
                 },
             }
@@ -197,8 +198,9 @@ def table_graph(metrics):
     Args:
       metrics: tidy metrics table (label, expected_shd, auroc; one row per run).
     Returns:
-      (numbers, shown) for write_table. numbers: one row per method (method, label, the means, their 95% CI
-      half-widths <metric>_ci, n datasets); shown: "mean ± 95% CI" strings (the mean alone for one dataset).
+      (numbers, shown) for write_table. numbers: one row per method (method, label, the means, their 95%
+      intervals <metric>_low and <metric>_high, n datasets); shown: "mean [low, high]" strings (the mean
+      alone for one dataset).
       Raises ValueError when no run has an E-SHD or AUROC (the data has no graph.csv).
     """
     columns = list(GRAPH_COLUMNS)
@@ -210,24 +212,34 @@ def table_graph(metrics):
     return _per_method(runs, {column: (title, 3) for column, title in GRAPH_COLUMNS.items()})
 
 
+def _interval_columns(summary, columns):
+    """{<metric>: mean, <metric>_low: low, <metric>_high: high, ..., n: the most runs with a value} of one
+    method's summary (summarise, indexed by metric)."""
+    row = {}
+    for column in columns:
+        row[column], row[f"{column}_low"], row[f"{column}_high"] = summary.loc[column, ["mean", "low", "high"]]
+    return {**row, "n": int(summary["n"].max())}
+
+
 def _per_method(runs, columns):
     """(numbers, shown) of a per-method table: runs (label and the columns' values, one row per run),
-    columns {metric: (title, digits shown)}. numbers: method, label, each metric's mean across the runs and
-    its 95% CI half-width <metric>_ci, n (the most runs with a value); shown: "mean ± 95% CI" strings."""
+    columns {metric: (title, digits shown)}. numbers: method, label, each metric's mean across the runs,
+    its 95% interval <metric>_low and <metric>_high (summary.interval), n (the most runs with a value);
+    shown: "mean [low, high]" strings."""
     names = display_names(runs)
     summary = summarise(runs, list(columns))
     numbers, shown = [], []
     for label in sort_labels(runs["label"].unique(), names):
         part = summary[summary.label == label].set_index("metric")
-        row = {"method": names[label], "label": label}
-        for column in columns:
-            row[column], row[f"{column}_ci"] = part.loc[column, "mean"], part.loc[column, "ci"]
-        row["n"] = int(part["n"].max())
+        row = {"method": names[label], "label": label, **_interval_columns(part, columns)}
         numbers.append(row)
         shown.append(
             {
                 "Method": names[label],
-                **{title: format_mean_ci(row[c], row[f"{c}_ci"], digits) for c, (title, digits) in columns.items()},
+                **{
+                    title: format_interval(row[c], row[f"{c}_low"], row[f"{c}_high"], digits)
+                    for c, (title, digits) in columns.items()
+                },
                 "Datasets": str(row["n"]),
             }
         )
@@ -257,9 +269,9 @@ def table_exact_graphs(metrics):
         dataset) are left out.
     Returns:
       (numbers, shown) for write_table. numbers: one row per method (method, label, the mean across datasets
-      of each EXACT_GRAPH_COLUMNS key, its 95% CI half-width <key>_ci, n datasets); log_pdg_gap is
-      exact_log_pdg_mean - log_pdg_mean per dataset. shown: "mean ± 95% CI" strings (the mean alone for one
-      dataset). Raises ValueError when no run was evaluated against the exact posterior.
+      of each EXACT_GRAPH_COLUMNS key, its 95% interval <key>_low and <key>_high, n datasets); log_pdg_gap
+      is exact_log_pdg_mean - log_pdg_mean per dataset. shown: "mean [low, high]" strings (the mean alone for
+      one dataset). Raises ValueError when no run was evaluated against the exact posterior.
     """
     keys = [key for key in EXACT_GRAPH_COLUMNS if key != "log_pdg_gap"]
     metrics = metrics.reset_index(drop=True)
