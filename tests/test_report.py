@@ -87,6 +87,8 @@ def test_interval_stays_in_range_for_adversarial_small_samples():
     assert interval([1.0, 1.0, 1.0], UNIT) == (1.0, 1.0, 1.0)  # all on the bound: no spread, no way out
     with pytest.raises(ValueError, match="outside the metric's range"):
         interval([0.5, 1.5], UNIT)
+    mean, low, high = interval([0.5, 1.0 + 1e-12], CORRELATION)  # rounding past a bound is not an error
+    assert mean == 0.75 and -1.0 <= low <= mean <= high <= 1.0
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ INTERVAL_NOTE = (
     "stays in the metric's range; plain Student t for unbounded metrics."
 )
 
+_ROUNDING = 1e-9  # a value this far outside its range (relative) is rounding, not a bug upstream
 _UNIT = (0.0, 1.0)
 _CORRELATION = (-1.0, 1.0)
 _COUNT = (0.0, np.inf)
@@ -58,14 +59,16 @@ def interval(values, bounds=(-np.inf, np.inf), level=LEVEL):
     [low, high] is the `level` Student-t interval of the mean, n - 1 degrees of freedom, on the scale of
     _link(bounds) with the delta method, mapped back: inside `bounds`, around the mean. n = 1 gives
     low = high = NaN (no spread to estimate); no finite value gives all NaN; values all on a bound give
-    the bound itself. Raises ValueError for a value outside `bounds`.
+    the bound itself. Raises ValueError for a value outside `bounds` by more than rounding (clipped).
     """
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
     if values.size == 0:
         return float("nan"), float("nan"), float("nan")
-    if values.min() < bounds[0] or values.max() > bounds[1]:
+    slack = _ROUNDING * np.maximum(1.0, np.abs(values))
+    if np.any(values < bounds[0] - slack) or np.any(values > bounds[1] + slack):
         raise ValueError(f"values from {values.min():g} to {values.max():g} outside the metric's range {bounds}")
+    values = np.clip(values, *bounds)  # a Pearson r of 1 + 1e-16 is 1
     mean = float(values.mean())
     if values.size == 1:
         return mean, float("nan"), float("nan")
