@@ -14,6 +14,9 @@ normalised by the number of active parameters (guarded: >= 1) and by N^2.
 Optional (`theta_elbo` > 0, beyond the paper): a variational term that fits
 q(theta | G) directly, theta_elbo * mean over the 2B graphs of
 -(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
+Optional (`target_params`, training option `stop_target_tau` > 0, beyond the paper): the child's
+log P(stop | G') from a slowly updated copy of the network, without gradient (one more forward pass on
+the B graphs G'); the loss value and its solution are unchanged.
 Optional (`trajectory_balance` > 0, beyond the paper): the same SubTB condition over every
 sub-trajectory (G_i, theta_i) <- (G_i, .) -> ... -> (G_j, .) -> (G_j, theta_j) of whole replayed
 trajectories, SubTB(lambda) (see `trajectory_loss`).
