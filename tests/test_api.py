@@ -226,3 +226,26 @@ def _posterior(graphs, theta=None, log_weights=None, names=None):
         metadata["variable_names"] = names
     theta = np.zeros(graphs.shape) if theta is None else theta
     return Posterior(graphs=graphs, theta=theta, metadata=metadata, log_weights=log_weights).validate()
+
+
+def test_own_data_quick_start_runs(tmp_path, monkeypatch, capsys):
+    """docs/own-data.md's quick start, line for line, with a few training iterations (needs cdt's table)."""
+    from pathlib import Path
+
+    from jspgfn.realdata import sachs
+
+    try:
+        sachs.cdt_data_path()
+    except JspgfnError:
+        pytest.skip("cdt's cyto_full_data.csv is not installed (pip install --no-deps cdt)")
+    text = (Path(__file__).parents[1] / "docs" / "own-data.md").read_text()
+    code = text.split("```python\n")[1].split("```")[0]
+    quick = 'preset="quick", seed=0)'
+    assert code.count(quick) == 1
+    code = code.replace(quick, 'preset="smoke", seed=0, progress=False, **TINY)')
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/own-data.md", "exec"), {"TINY": TINY})
+    shown = capsys.readouterr().out
+    assert "praf" in shown and "probability" in shown and "mean" in shown
+    saved = Posterior.load(tmp_path / "sachs.npz")
+    assert saved.graphs.shape == (1000, 11, 11) and saved.names[0] == "praf"
