@@ -66,7 +66,8 @@ def fit_baseline(name, dataset, likelihood, seed, **params):
 
     `params` are the method's parameters (method.yaml) and optional model settings (obs_var,
     prior_mean, prior_var, hidden) passed to `get_model(likelihood, ...)`. The metadata gets method,
-    display name, seed, wall_seconds (of fit), hyperparameters (defaults and overrides), provenance.
+    display name, seed, variable_names (the dataset's), wall_seconds (of fit), hyperparameters (defaults
+    and overrides), provenance.
     """
     spec = get_spec(name)
     problem = check_params(spec, params)
@@ -92,6 +93,7 @@ def fit_baseline(name, dataset, likelihood, seed, **params):
             "hyperparameters": hyperparameters,
             "provenance": provenance(),
             "dataset": dataset.source,
+            "variable_names": list(dataset.names),
             "dataset_sha256": dataset.fingerprint(),
         }
     )

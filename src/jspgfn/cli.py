@@ -269,10 +269,9 @@ def _add_baseline(sub):
 def _run_baseline(args):
     import yaml
 
+    from jspgfn.api import baseline
     from jspgfn.competitors import baselines_package
-    from jspgfn.dataset import load_dataset
     from jspgfn.gflownet.cli import parse_value
-    from jspgfn.samples import save_samples
 
     baselines = baselines_package(args.name)
     if args.list:
@@ -295,11 +294,10 @@ def _run_baseline(args):
             params[key] = parse_value(value)
         except yaml.YAMLError:
             raise JspgfnError(f"--param {item!r}: the value is not valid YAML") from None
-    baselines.get_spec(args.name)  # an unknown name fails before the data is read
+    baselines.get_spec(args.name)  # an unknown name fails before the output path is checked
     _check_output_file(args.out)
-    dataset = load_dataset(args.data)
-    samples = baselines.fit_baseline(args.name, dataset, args.model, args.seed, **params)
-    save_samples(args.out, samples)
+    samples = baseline(args.name, args.data, args.model, args.seed, **params)
+    samples.save(args.out)
     print(f"wrote {args.out}: {samples.num_samples} samples")
 
 

@@ -21,7 +21,7 @@ def _parse_overrides(items):
     (models.SETTING_NAMES: obs_var, prior_mean, prior_var, hidden, num_levels)."""
     import yaml
 
-    from jspgfn.models import SETTING_NAMES
+    from jspgfn.models import split_settings
 
     out = {}
     for item in items:
@@ -33,8 +33,7 @@ def _parse_overrides(items):
         except yaml.YAMLError as exc:
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise JspgfnError(f"--set {item!r}: the value is not valid YAML ({problem})") from None
-    settings = {key: value for key, value in out.items() if key in SETTING_NAMES}
-    return settings, {key: value for key, value in out.items() if key not in SETTING_NAMES}
+    return split_settings(out)
 
 
 def add_subcommands(sub):

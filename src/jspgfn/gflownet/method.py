@@ -84,6 +84,7 @@ def sample_run(run_dir, num, seed=0, log_pt=False, beam_size=16, mc_samples=64, 
         "hyperparameters": config["train_config"],
         "theta_layout": trainer.model.layout(d),
         "data": config.get("data", ""),
+        "variable_names": config.get("variable_names"),
         "dataset_sha256": config.get("data_sha256"),
         "provenance": provenance.provenance(),
     }

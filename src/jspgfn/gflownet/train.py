@@ -54,8 +54,9 @@ def enable_compilation_cache():
 
 
 def _data_array(data):
-    """(float32 [N, d], interventions uint8 [N, d] or None) from a dataset path, a Dataset or an
-    array; JspgfnError on bad input. Rows without any intervention give interventions None."""
+    """(float32 [N, d], interventions uint8 [N, d] or None, the d variable names or None) from a dataset
+    path, a Dataset or an array; JspgfnError on bad input. Rows without any intervention give interventions
+    None; an array has no names."""
     from jspgfn.dataset import Dataset, load_dataset
 
     if isinstance(data, (str, os.PathLike)):
@@ -76,7 +77,8 @@ def _data_array(data):
         raise DataError(
             source, f"training data has a value of magnitude {largest:.3g}, beyond float32 (at most {limit:.3g})"
         )
-    return x.astype(np.float32), interventions
+    names = list(data.names) if isinstance(data, Dataset) else None
+    return x.astype(np.float32), interventions, names
 
 
 def _data_source(data):
@@ -125,10 +127,20 @@ def with_family(config):
 
 
 def make_config(
-    x, model_name, preset, seed, overrides, data_source="", interventions=None, family=None, model_kwargs=None
+    x,
+    model_name,
+    preset,
+    seed,
+    overrides,
+    data_source="",
+    interventions=None,
+    family=None,
+    model_kwargs=None,
+    names=None,
 ):
     """The run's config.json dict; model_kwargs: settings of the likelihood (models.model_settings), every
-    one recorded (the defaults filled in)."""
+    one recorded (the defaults filled in); names: the d variable names (None for an array), passed on to
+    the samples' metadata as variable_names."""
     from jspgfn.gflownet.presets import get_preset
     from jspgfn.models import get_model
 
@@ -148,6 +160,7 @@ def make_config(
         "num_variables": int(x.shape[1]),
         "num_rows": int(x.shape[0]),
         "data": str(data_source),
+        "variable_names": names,
         "data_sha256": _data_hash(x, interventions),
         "interventional": interventions is not None,
     }
@@ -321,9 +334,10 @@ def train(
     if blocking is not None:
         raise DataError(run, f"cannot create the run folder: {blocking} is a file")
     # Everything that can be refused is checked before the run folder is touched.
-    x, interventions = _data_array(data)
-    source = os.path.abspath(data) if isinstance(data, (str, os.PathLike)) else ""
-    config = make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs)
+    x, interventions, names = _data_array(data)
+    source = getattr(data, "source", "") or (data if isinstance(data, (str, os.PathLike)) else "")
+    source = os.path.abspath(source) if source else ""
+    config = make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names)
     trainer = build_trainer(config, x, interventions)
     try:
         run.mkdir(parents=True, exist_ok=True)

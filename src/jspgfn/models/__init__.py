@@ -66,6 +66,13 @@ def model_settings(likelihood):
 SETTING_NAMES = frozenset(name for likelihood in LIKELIHOODS for name in model_settings(likelihood))
 
 
+def split_settings(options):
+    """(model settings, other options) of a {name: value} dict, told apart by name (SETTING_NAMES): what
+    `jspgfn train --set` and `jspgfn.fit(**options)` pass to the model and to the training."""
+    settings = {key: value for key, value in options.items() if key in SETTING_NAMES}
+    return settings, {key: value for key, value in options.items() if key not in SETTING_NAMES}
+
+
 def _checked_setting(likelihood, key, value, default):
     """`value` as setting `key` takes it (an int, or a float from any finite real); JspgfnError if not."""
     problem = f"model '{likelihood}' setting {key}={value!r}"
@@ -111,6 +118,7 @@ __all__ = [
     "get_model",
     "model_settings",
     "SETTING_NAMES",
+    "split_settings",
     "model_from_metadata",
     "parse_model_name",
     "log_reward",
