@@ -14,18 +14,8 @@ from jspgfn.dataset import load_dataset
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.posterior import Posterior
 from jspgfn.samples import load_samples
+from test_gflownet_train import TINY  # a few iterations of the smoke preset
 
-# As tests/test_gflownet_train.py: a few iterations of the smoke preset.
-TINY = {
-    "num_iterations": 20,
-    "iterations_per_dispatch": 10,
-    "prefill": 20,
-    "batch_size": 8,
-    "num_envs": 2,
-    "num_theta_samples": 2,
-    "replay_capacity": 500,
-    "checkpoint_every_seconds": 1e9,
-}
 K = 32
 
 

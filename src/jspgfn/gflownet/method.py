@@ -6,7 +6,6 @@
 `jspgfn train` + `jspgfn sample` are the same two steps with the run folder kept (resumable).
 """
 
-import tempfile
 import time
 
 import numpy as np
@@ -111,19 +110,8 @@ def fit(
     overrides: training options; model_kwargs: the likelihood's settings (e.g. {"obs_var": 0.1});
     run_dir: where the run folder goes (kept, resumable); None = a temporary folder, removed after.
     """
-    from jspgfn.gflownet.train import train
+    from jspgfn.api import fit as fit_run
 
-    with tempfile.TemporaryDirectory(prefix="jspgfn-run-") as scratch:
-        folder = run_dir or f"{scratch}/run"
-        train(
-            dataset,
-            likelihood,
-            preset,
-            seed,
-            folder,
-            overrides=overrides,
-            progress=progress,
-            family=family,
-            model_kwargs=model_kwargs,
-        )
-        return sample_run(folder, num_samples, seed)
+    options = {**(overrides or {}), **(model_kwargs or {})}
+    run = fit_run(dataset, likelihood, preset, seed, run_dir, family=family, progress=progress, **options)
+    return sample_run(run.folder, num_samples, seed)
