@@ -2,6 +2,7 @@
 #   make quick   set up, then run the quick preset end to end (results/quick/)
 #   make test    set up, then run the whole test suite (the smoke workflow included)
 #   make paper   the paper's grid (results/paper/); make smoke: the CI preset (results/smoke/)
+#   make results-page   docs/results.md from a finished quick run (figures/quick/), stamped with the commit
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -15,7 +16,7 @@ SNAKEMAKE := $(BIN)/snakemake --cores $(CORES) $(DATASETS_CAP)
 export JAX_COMPILATION_CACHE_DIR ?= $(CURDIR)/.jax_cache
 export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 
-.PHONY: setup quick smoke paper test lint clean
+.PHONY: setup quick smoke paper test lint clean results-page
 
 setup: $(STAMP)
 
@@ -44,6 +45,10 @@ paper: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# docs/results.md and docs/results/*.png from a finished quick run (benchmarks/results_page.py).
+results-page: $(STAMP)
+	$(BIN)/python benchmarks/results_page.py --figures figures/quick --results results/quick --out docs/results.md
 
 # snakemake --lint for each preset, then the formatters in check mode (nothing is rewritten) and
 # ruff's linter; the tools are the `lint` extra, settings in pyproject.toml ([tool.snakefmt], [tool.ruff]).
