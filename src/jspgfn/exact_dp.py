@@ -380,7 +380,7 @@ def edge_posterior(model, x, interventions=None, max_parents=None, graph_prior=N
 
 # Bytes each of the sampler's two caches may hold. Most states are visited by few samples, so an unbounded
 # cache grew with the number of samples (4.1 GB at d = 16 with 100,000 samples); beyond the bound the oldest
-# entries are forgotten and recomputed if a later sample needs them (timings: docs/decisions.md, issue 25).
+# entries are forgotten and recomputed if a later sample needs them (timings: docs/findings/exact-dp.md).
 SAMPLER_CACHE_BYTES = 64 << 20
 
 
