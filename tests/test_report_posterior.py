@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from jspgfn.cli import main as cli_main
 from jspgfn.dataset import Dataset, load_dataset
 from jspgfn.evaluate import evaluate
 from jspgfn.posterior import Posterior
-from jspgfn.report.posterior_report import build_report, graph_label, write_report
+from jspgfn.report.posterior_report import build_report, graph_label, section_weights, write_report
 from jspgfn.samples import load_samples
 
 K = 200
@@ -134,12 +135,36 @@ def test_graph_label_names_a_reference_graph_as_such(files, tmp_path):
     assert "Against the reference graph" in page and "a test note" in page and "true graph" not in page
 
 
+def test_weights_section_without_a_weight_per_edge():
+    """Non-linear models (theta [K, P]): a sentence, no image; a linear model without edges: a sentence too."""
+    graphs = np.zeros((3, 2, 2), np.uint8)
+    graphs[0, 0, 1] = 1
+    mlp = Posterior(graphs=graphs, theta=np.zeros((3, 7)), metadata={"model": "mlp-gauss"})
+    section = section_weights(mlp)
+    assert "model &#x27;mlp-gauss&#x27; has no single weight per edge" in section and "<img" not in section
+    empty = Posterior(graphs=np.zeros((3, 2, 2), np.uint8), theta=np.zeros((3, 2, 2)), metadata={})
+    assert "No sample has an edge" in section_weights(empty) and "<img" not in section_weights(empty)
+    linear = Posterior(graphs=graphs, theta=np.full((3, 2, 2), 0.5), metadata={})
+    assert section_weights(linear).count("<img") == 1 and "<td>X1 → X2</td>" in section_weights(linear)
+
+
 def test_report_without_a_graph_or_test_set(files, tmp_path):
     """A plain CSV (no graph.csv): no E-SHD, a sentence instead; the Python entry point takes a path."""
     out = write_report(tmp_path / "csv.html", files / "ges.npz", files / "d5" / "train.csv", top=2)
     page = out.read_text(encoding="utf-8")
     assert "The data has no graph.csv" in _section(page, "graph-metrics") and "E-SHD</td>" not in page
     assert len(re.findall(r'<tr><td class="number">\d+</td>', _section(page, "top-graphs"))) <= 2
+
+
+def test_the_python_example_of_the_docs(files, tmp_path, monkeypatch):
+    """docs/own-data.md's report example, run with this module's samples, data and run folder."""
+    text = (Path(__file__).parents[1] / "docs" / "own-data.md").read_text()
+    code = text.split("## A report of the posterior")[1].split("```python\n")[1].split("```")[0]
+    monkeypatch.chdir(tmp_path)
+    names = {"posterior": Posterior.load(files / "jspgfn.npz"), "table": files / "d5", "run": files / "run"}
+    exec(compile(code, "docs/own-data.md", "exec"), names)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert len(_images(page)) == 5 and "Training curve" in page
 
 
 def test_bad_input_names_the_file_and_writes_nothing(files, tmp_path, capsys):
@@ -177,7 +202,10 @@ def _install_chromium():
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     install = ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]
     for command in (install, ["apt-get", "update"], install):
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        try:
+            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            return f"{' '.join(command)} did not finish in 15 minutes"
         if result.returncode == 0 and command == install:
             return None
     return f"apt-get install chromium failed: {(result.stderr or result.stdout).strip()[-300:]}"

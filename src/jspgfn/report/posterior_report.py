@@ -223,11 +223,10 @@ def section_graph_metrics(posterior, dataset, metrics, label):
         ("edges per sample", f"{expected_edges:.3g}", "expected number of edges of the sampled graphs"),
     ]
     body = _table(["metric", "value", "what it is"], rows, numeric=(1,))
-    if label == "reference graph":
+    if label == "reference graph":  # the dataset's own words when it has them (Sachs: realdata.sachs.GRAPH_NOTE)
         note = dataset.meta.get("graph")
-        body += '<p class="note">The reference graph is not a ground truth' + (
-            f": {_e(note)}</p>" if isinstance(note, str) else ".</p>"
-        )
+        note = note if isinstance(note, str) else "The reference graph is not a ground truth."
+        body += f'<p class="note">{_e(note)}</p>'
     return _section("graph-metrics", heading, body)
 
 
