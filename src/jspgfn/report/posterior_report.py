@@ -215,7 +215,7 @@ def section_graph_metrics(posterior, dataset, metrics, label):
             _absent("The data has no graph.csv, so there is no graph to compare the samples with (E-SHD, AUROC)."),
         )
     heading = f"Against the {label}"
-    expected_edges = float(np.sum(posterior.weights() * posterior.graphs.sum(axis=(1, 2))))
+    expected_edges = float(posterior.edge_marginals().to_numpy().sum())  # E_q[|E(G)|], every sample
     rows = [
         ("E-SHD", _number(metrics.get("expected_shd")), "expected structural Hamming distance (lower is better)"),
         ("AUROC", _number(metrics.get("auroc")), "of the edge marginals (higher is better; 0.5: chance)"),
