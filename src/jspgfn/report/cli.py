@@ -76,6 +76,25 @@ def add_subcommands(sub):
     r.add_argument("--out", required=True, help="output stem: writes STEM.csv, STEM.tex, STEM.pdf")
     r.set_defaults(run=_table_graph)
 
+    q = kinds.add_parser(
+        "posterior",
+        help="one self-contained HTML page about one samples file: edge marginals, top graphs, weights, "
+        "log P_T, training curve, E-SHD / AUROC",
+    )
+    q.add_argument("samples", help="samples.npz (PosteriorSamples) of any method")
+    q.add_argument("data", help="dataset folder or CSV file the samples were fitted on")
+    q.add_argument(
+        "--run",
+        dest="run_folder",
+        default=None,
+        metavar="RUN_FOLDER",
+        help="JSP-GFN run folder: adds the training curve",
+    )
+    q.add_argument("--top", type=int, default=5, metavar="K", help="draw the K most probable graphs (default 5)")
+    q.add_argument("--title", default=None, help="page title (default: the method and the data)")
+    q.add_argument("--out", required=True, help="the HTML file to write")
+    q.set_defaults(run=_posterior)  # args.run is the command: the folder is args.run_folder
+
 
 TITLES = {
     "edge_rmse": "Edge features: RMSE",
@@ -267,3 +286,11 @@ TABLE_EXACT_GRAPHS_NOTE = (
 
 def _table_exact_graphs(args):
     _per_method_table(args, "table_exact_graphs", TABLE_EXACT_GRAPHS_NOTE)
+
+
+def _posterior(args):
+    _require_plotting()
+    from jspgfn.report.posterior_report import write_report
+
+    write_report(args.out, args.samples, args.data, run=args.run_folder, top=args.top, title=args.title)
+    print(f"wrote {args.out}")

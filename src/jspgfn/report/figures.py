@@ -263,14 +263,44 @@ def figure_log_pt(
             raise DataError(metrics_source, f"{len(runs)} runs of method '{label}' on dataset_seed {seed}, expected 1")
         panels.append((label, part, runs.iloc[0]))
     edges = pd.to_numeric(points.loc[points.dataset_seed == seed, "num_edges"], errors="coerce")
-    norm = matplotlib.colors.Normalize(vmin=edges.min(), vmax=max(edges.max(), edges.min() + 1))
+    fig = draw_log_pt(
+        [
+            (
+                f"{names[label]} (dataset {seed})",
+                part["log_reward"].to_numpy(float),
+                part["log_pt"].to_numpy(float),
+                part["num_edges"].to_numpy(float),
+                float(run.get("log_pt_slope", np.nan)),
+                float(run.get("log_pt_intercept", np.nan)),
+            )
+            for label, part, run in panels
+        ],
+        edge_range=(edges.min(), edges.max()),
+    )
+    if title:
+        fig.suptitle(title, fontsize=11)
+    save(fig, stem)
+    return fig
+
+
+def draw_log_pt(panels, edge_range=None):
+    """The panels of figure_log_pt, drawn and returned (an open matplotlib Figure, not saved).
+
+    panels: one (title, log_reward float [K], log_pt float [K], num_edges [K], slope, intercept) per panel;
+    slope / intercept: the RANSAC fit of evaluate (NaN: none drawn, "Δ = n/a"). edge_range: (min, max)
+    number of edges of the colour bar (default: over the panels' points). Pearson's r is that of the points.
+    """
+    if edge_range is None:
+        every = np.concatenate([np.asarray(panel[3], float) for panel in panels])
+        edge_range = (np.nanmin(every), np.nanmax(every))
+    low, high = edge_range
+    norm = matplotlib.colors.Normalize(vmin=low, vmax=max(high, low + 1))
     fig, axes = plt.subplots(
         1, len(panels), figsize=(3.8 * len(panels) + 0.9, 3.6), squeeze=False, layout="constrained"
     )
-    for ax, (label, part, run) in zip(axes[0], panels):
-        x, y = part["log_reward"].to_numpy(float), part["log_pt"].to_numpy(float)
-        mappable = ax.scatter(x, y, c=part["num_edges"], cmap="viridis", norm=norm, s=9, alpha=0.8, edgecolors="none")
-        slope, intercept = float(run.get("log_pt_slope", np.nan)), float(run.get("log_pt_intercept", np.nan))
+    for ax, (panel_title, x, y, num_edges, slope, intercept) in zip(axes[0], panels):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        mappable = ax.scatter(x, y, c=num_edges, cmap="viridis", norm=norm, s=9, alpha=0.8, edgecolors="none")
         text = "Δ = n/a"
         if np.isfinite(slope) and np.isfinite(intercept):
             line = np.array([x.min(), x.max()])
@@ -288,14 +318,11 @@ def figure_log_pt(
             fontsize=9,
             bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.8", "boxstyle": "round"},
         )
-        ax.set_title(f"{names[label]} (dataset {seed})", fontsize=10)
+        ax.set_title(panel_title, fontsize=10)
         ax.set_xlabel("log R(G, θ)")
         ax.set_ylabel("log $P_T$(G, θ)")
         ax.grid(alpha=0.3)
     fig.colorbar(mappable, ax=list(axes[0]), label="number of edges")
-    if title:
-        fig.suptitle(title, fontsize=11)
-    save(fig, stem)
     return fig
 
 
@@ -334,23 +361,51 @@ def figure_edge_marginals(edges, labels, stem, dataset_seed=None, title=None, so
             variables[int(index)] = str(name)
         reference = pd.to_numeric(part["reference"], errors="coerce") if "reference" in part else None
         panels.append((label, matrix, variables, part[reference == 1] if reference is not None else part.iloc[:0]))
+    fig = draw_edge_marginals(
+        [
+            (
+                f"{names[label]} (dataset {seed})",
+                matrix,
+                variables,
+                list(zip(reference["source"].to_numpy(int), reference["target"].to_numpy(int))),
+            )
+            for label, matrix, variables, reference in panels
+        ]
+    )
+    if title:
+        fig.suptitle(title, fontsize=11)
+    save(fig, stem)
+    return fig
+
+
+def draw_edge_marginals(panels, reference_note="red outline: edge of graph.csv", annotate=False):
+    """The panels of figure_edge_marginals, drawn and returned (an open matplotlib Figure, not saved).
+
+    panels: one (title, marginal float [d, d] (NaN: blank, the diagonal), the d variable names, the
+    (parent, child) index pairs to outline in red: the reference graph's edges) per panel.
+    reference_note: the line under the panels when any pair is outlined (None: no line). annotate: print
+    each marginal in its cell (for small d).
+    """
     size = max(3.2, 0.32 * max(len(p[2]) for p in panels) + 1.2)
     fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels) + 1.0, size), squeeze=False)
-    for ax, (label, matrix, variables, reference) in zip(axes[0], panels):
+    for ax, (panel_title, matrix, variables, outlined) in zip(axes[0], panels):
+        matrix = np.asarray(matrix, float)
         image = ax.imshow(matrix, cmap="Blues", vmin=0.0, vmax=1.0)
         ticks = np.arange(len(variables))
         fontsize = 8 if len(variables) <= 20 else 5
         ax.set_xticks(ticks, variables, rotation=90, fontsize=fontsize)
         ax.set_yticks(ticks, variables, fontsize=fontsize)
-        for i, j in zip(reference["source"].to_numpy(int), reference["target"].to_numpy(int)):
+        for i, j in outlined:
             ax.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="C3", lw=1.2))
+        if annotate:
+            for (i, j), value in np.ndenumerate(matrix):
+                if np.isfinite(value):
+                    colour = "white" if value > 0.6 else "0.15"
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=fontsize - 1, color=colour)
         ax.set_xlabel("child (target of the edge)")
         ax.set_ylabel("parent (source of the edge)")
-        ax.set_title(f"{names[label]} (dataset {seed})", fontsize=10)
+        ax.set_title(panel_title, fontsize=10)
     fig.colorbar(image, ax=list(axes[0]), label="edge marginal P(i → j | D)", shrink=0.8)
-    if any(len(p[3]) for p in panels):
-        fig.text(0.01, 0.01, "red outline: edge of graph.csv", fontsize=7, color="C3")
-    if title:
-        fig.suptitle(title, fontsize=11)
-    save(fig, stem)
+    if reference_note and any(len(p[3]) for p in panels):
+        fig.text(0.01, 0.01, reference_note, fontsize=7, color="C3")
     return fig
