@@ -6,7 +6,6 @@
 
 import copy
 import functools
-import importlib.util
 import json
 import math
 import os
@@ -18,7 +17,6 @@ import jsonschema
 import yaml
 
 SCHEMA_FILE = Path(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
-BASELINES = Path(workflow.basedir, "baselines")
 
 
 def _display_path(path):
@@ -57,6 +55,8 @@ def _blame(path_items):
                 break
         if found:
             return _display_path(file)
+    if len(path_items) > 1 and path_items[0] == "methods" and path_items[1] in registry():
+        return _display_path(registry().sources[path_items[1]])  # set by the method registry
     return _display_path(files[-1])
 
 
@@ -104,6 +104,11 @@ def load_config(config):
     """Validate the snakemake `config` in place (defaults filled), then cross-check ids."""
     if not config:
         config_error([], "empty config: expected a mapping with preset, methods and experiments")
+    from jspgfn.registry import resolve_methods
+
+    # Every method of the registry for this preset, with the config's own `methods` entries over them.
+    if isinstance(config.get("methods", {}), dict):
+        config["methods"] = resolve_methods(config, registry())
     schema = yaml.safe_load(SCHEMA_FILE.read_text())
     validator = _validator_with_defaults(schema)
     # Fill defaults first (a full pass), then report the most relevant error.
@@ -167,6 +172,10 @@ def load_config(config):
         if config["max_datasets"] is not None:
             exp["num_datasets"] = min(exp["num_datasets"], config["max_datasets"])
     _check_figures(config)
+    # Every entry was checked; the config keeps (and results/{preset}/config.yaml records) the ones it runs.
+    used = {mid for exp in config["experiments"].values() for mid in exp["methods"]}
+    config["methods"] = {mid: entry for mid, entry in methods.items() if mid in used}
+    config["experiments"] = config.pop("experiments")  # recorded after the methods, as a preset lists them
     return config
 
 
@@ -191,22 +200,30 @@ def _check_figures(config):
 
 
 @functools.cache
-def _baseline_specs():
-    """(spec module, {baseline id: spec}) of the method folders in baselines/ (read without importing
-    any method: baselines/spec.py needs only PyYAML and jsonschema)."""
-    loader = importlib.util.spec_from_file_location("jspgfn_baselines_spec", BASELINES / "spec.py")
-    spec_module = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(spec_module)
+def registry():
+    """The method registry of this checkout (jspgfn.registry: config/methods.yaml and the folders of
+    baselines/, read as files); a malformed file stops the workflow with one line naming it."""
+    from jspgfn.registry import RegistryError, load_registry
+
     try:
-        return spec_module, spec_module.load_specs(BASELINES)
-    except spec_module.SpecError as exc:
+        return load_registry(workflow.basedir)
+    except RegistryError as exc:
         print(exc, file=sys.stderr, flush=True)
         sys.exit(1)
 
 
+def registry_files():
+    """The files of the method registry (input of the rules that read it: `jspgfn report table-d1`)."""
+    from jspgfn.registry import files
+
+    return [_display_path(path) for path in files(registry())]
+
+
 def _check_baseline(mid, method):
     """A baseline's name, likelihood and parameters against its method.yaml; fill its display name."""
-    spec_module, specs = _baseline_specs()
+    from jspgfn.baseline_spec import check_params
+
+    specs = registry().specs
     where = ["methods", mid]
     if method["family"] is not None:
         config_error(where + ["family"], "only methods of kind jspgfn have a posterior family")
@@ -222,7 +239,7 @@ def _check_baseline(mid, method):
             ["methods", mid, "likelihood"],
             f"baseline '{spec['id']}' supports only {', '.join(spec['likelihoods'])}, not '{method['likelihood']}'",
         )
-    problem = spec_module.check_params(spec, method["params"])
+    problem = check_params(spec, method["params"])
     if problem is not None:
         config_error(["methods", mid, "params", problem[0]], problem[1])
     method["display_name"] = method["display_name"] or spec["display_name"]
@@ -299,13 +316,12 @@ def id_regex(ids):
 
 
 def method_env(wildcards):
-    """The conda environment of a method for --use-conda: a baseline's own (its method.yaml's
-    `environment`), the core's for JSP-GFN."""
+    """The conda environment of a method for --use-conda: a baseline's (its method.yaml's `environment`,
+    else the default baselines/shared/environment.yaml), the core's for JSP-GFN."""
     entry = method(wildcards)
     if entry["kind"] != "baseline":
         return str(Path(workflow.basedir, "workflow", "envs", "jspgfn.yaml"))
-    spec = _baseline_specs()[1][entry["name"]]
-    return str(Path(spec["folder"], spec["environment"]).resolve())
+    return registry().specs[entry["name"]]["environment_file"]
 
 
 def param_args(params):
