@@ -12,6 +12,7 @@ if not workflow.config_settings.configfiles:
     configfile: "config/config.yaml"
 
 
+include: "workflow/rules/config.smk"
 include: "workflow/rules/common.smk"
 
 

@@ -91,7 +91,7 @@ def fit_baseline(name, dataset, likelihood, seed, **params):
             "display_name": spec["display_name"],
             "seed": seed,
             "hyperparameters": hyperparameters,
-            "provenance": provenance(),
+            "provenance": provenance(["jspgfn-baselines", *spec.get("requires", {}).values()]),
             "dataset": dataset.source,
             "variable_names": list(dataset.names),
             "dataset_sha256": dataset.fingerprint(),

@@ -5,18 +5,27 @@ with the job's wall seconds (`s`) and peak resident memory (`max_rss`, MB), amon
 This prints, per experiment, rule and method: jobs measured, mean and max wall time, peak memory, and
 the experiment's total wall time (sum over jobs: the time on one core-equivalent job slot) for the
 measured datasets and extrapolated to all of the preset's datasets. With --target CONFIG it also
-extrapolates to another preset (e.g. the paper grid) by the ratio of each method's budget (BUDGETS:
-the quantity its run time grows with) and of the dataset counts; such figures are labelled
-"extrapolated", and only mean something when both presets generate the same kind of data (same d, N).
+extrapolates to another preset (e.g. the paper grid) by the ratio of each method's budget (the `cost` of
+its entry in the method registry, jspgfn.registry: the quantity its run time grows with) and of the
+dataset counts; such figures are labelled "extrapolated", and only mean something when both presets
+generate the same kind of data (same d, N).
 
   .venv/bin/python benchmarks/compute_plan.py config/quick.yaml [--target config/config.yaml]
 """
 
 import argparse
+import ast
+import math
+import operator
 from pathlib import Path
 
 import pandas as pd
 import yaml
+
+from jspgfn.baseline_spec import defaults
+from jspgfn.registry import load_registry, resolve_methods
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _jspgfn_budget(method, preset):
@@ -26,35 +35,46 @@ def _jspgfn_budget(method, preset):
     return cfg.num_iterations * cfg.batch_size * cfg.num_theta_samples
 
 
-def _mc3_budget(params):
-    per_chain = -(-params["num_samples"] // params["num_chains"])
-    return params["num_chains"] * (params["burn_in"] + per_chain * params["thinning"])
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
-# What each method's run time grows with (work units; only ratios between presets are used).
-BUDGETS = {
-    "b-pc": lambda p: p["num_bootstrap"],
-    "b-ges": lambda p: p["num_bootstrap"],
-    "mh-mc3": _mc3_budget,
-    "gibbs-mc3": _mc3_budget,
-    "dibs": lambda p: p["steps"] * p["num_particles"],
-    "dibs-mixture": lambda p: p["steps"] * p["num_particles"],
-    "bcd-nets": lambda p: p["steps"] * p["num_mc_samples"],
-    "vbg": lambda p: p["num_rounds"] * p["gflownet_iterations_per_round"],
-    "exact": lambda p: 1,
-}
+def evaluate_cost(expression, values):
+    """The value of a registry entry's `cost`: + - * / of numbers, parameter names and ceil(...)."""
+
+    def value(node):
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return node.value
+        if isinstance(node, ast.Name):
+            return values[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ceil":
+            return math.ceil(value(node.args[0]))
+        raise ValueError(f"cost {expression!r}: {ast.dump(node)} is not allowed")
+
+    return value(ast.parse(expression, mode="eval"))
 
 
-def budget(config, method_id):
-    """Work units of a method in a config (None when unknown)."""
-    method = config["methods"][method_id]
+def methods_of(config, registry):
+    """{method id: entry} of a preset: the method registry's entries with the preset's own over them."""
+    return resolve_methods(config, registry)
+
+
+def budget(config, method_id, registry=None):
+    """Work units of a method in a config: its registry entry's `cost` (what its run time grows with; only
+    ratios between presets are used) of its parameters, defaults filled in; None when unknown."""
+    registry = registry or load_registry(ROOT)
+    method = methods_of(config, registry)[method_id]
     if method.get("kind", "baseline") == "jspgfn":
         return _jspgfn_budget(method, config["preset"])
-    rule = BUDGETS.get(method.get("name") or method_id)
-    try:
-        return None if rule is None else float(rule(method.get("params", {})))
-    except KeyError:  # a parameter left at its default: not comparable from the config alone
+    name = method.get("name") or method_id
+    cost = registry.entries.get(method_id, {}).get("cost") or registry.entries.get(name, {}).get("cost")
+    spec = registry.specs.get(name)
+    if cost is None or spec is None:
         return None
+    return float(evaluate_cost(cost, {**defaults(spec), **method.get("params", {})}))
 
 
 def read_benchmarks(results):
@@ -108,7 +128,7 @@ def main():
             if target:
                 tnum = target["experiments"].get(eid, {}).get("num_datasets", num)
                 ratio = 1.0
-                if rule in ("baseline", "jspgfn_train") and method in target["methods"]:
+                if rule in ("baseline", "jspgfn_train") and method in methods_of(target, load_registry(ROOT)):
                     ours, theirs = budget(config, method), budget(target, method)
                     ratio = theirs / ours if ours and theirs else float("nan")
                 estimate = mean * ratio * tnum

@@ -6,7 +6,7 @@
 For every stem of workflow/resources/paper_figures.yaml (the workflow's tables and figures, in page order):
 a figure's STEM.png is copied into the images folder (docs/results/ beside docs/results.md) and embedded; a
 table's STEM.csv (the numbers the workflow wrote) is printed as a Markdown table. Beside each: what the paper
-reports there, and for Table D.1 and Figure 2b the paper's own numbers (workflow/resources/paper_table_d1.csv).
+reports there, and for Table D.1 and Figure 2b the paper's own numbers (the method registry's `paper_table_d1`).
 Stems the run did not draw are listed as missing. The page is stamped with the commit (`git rev-parse HEAD`,
 marked when the working tree has changes) and the date. The page and the images are written atomically
 (temporary name, then rename); images of an earlier page that this run no longer draws are removed.
@@ -27,7 +27,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_FIGURES = ROOT / "workflow" / "resources" / "paper_figures.yaml"
-PAPER_TABLE_D1 = ROOT / "workflow" / "resources" / "paper_table_d1.csv"
 # Which columns of the paper's Table D.1 to print beside a stem.
 PAPER_D1_COLUMNS = {
     "table_d1": ["edge_rmse", "edge_pearson", "path_rmse", "path_pearson", "markov_rmse", "markov_pearson"],
@@ -87,9 +86,12 @@ def table_numbers(path):
     return markdown_table(pd.DataFrame(list(rows.values())).fillna("–"))
 
 
-def paper_d1(columns, path=PAPER_TABLE_D1):
-    """The paper's Table D.1 columns as Markdown, "mean ± CI" as the paper prints them."""
-    paper = pd.read_csv(path)
+def paper_d1(columns):
+    """The paper's Table D.1 columns as Markdown, "mean ± CI" as the paper prints them (from the method
+    registry, jspgfn.registry.paper_table_d1)."""
+    from jspgfn.registry import load_registry, paper_table_d1
+
+    paper = pd.DataFrame(paper_table_d1(load_registry(ROOT)))
     shown = pd.DataFrame({"method": paper["method"]})
     for column in columns:
         shown[column] = [f"{m:.3f} ± {c:.3f}" for m, c in zip(paper[column], paper[f"{column}_ci"], strict=True)]

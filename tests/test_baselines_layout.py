@@ -14,16 +14,23 @@ import yaml
 
 import jspgfn_baselines
 from jspgfn.errors import JspgfnError
+from jspgfn.registry import load_registry
 from jspgfn_baselines import spec as speclib
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ROOT / "baselines"
-METHODS = ["b-ges", "b-pc", "bcd-nets", "dibs", "dibs-mixture", "exact", "gibbs-mc3", "mh-mc3", "vbg"]
+# Every folder holding a method.yaml, as a person would list them (no list kept by hand).
+METHODS = sorted(path.parent.name for path in BASELINES.glob("*/method.yaml"))
 
 
 def test_methods_are_found_from_the_folders():
+    assert len(METHODS) >= 9 and "b-pc" in METHODS and "shared" not in METHODS
     assert list(speclib.method_folders(BASELINES)) == METHODS
     assert jspgfn_baselines.baseline_names() == tuple(METHODS)
+    # The core's method registry (read as files, without this package) has each folder as a method.
+    registry = load_registry(ROOT)
+    assert list(registry.specs) == METHODS
+    assert all(registry.entries[name]["kind"] == "baseline" for name in METHODS)
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -34,14 +41,25 @@ def test_each_folder_describes_its_method(name):
     # (the examples test below runs each through the code, so a parameter the code lacks fails there).
     parameters = list(inspect.signature(jspgfn_baselines.load_method(name).fit).parameters)
     assert parameters[:3] == ["dataset", "model", "seed"]
-    # Its conda environment, with the post-deploy script Snakemake runs after creating it.
-    environment = (folder / spec["environment"]).resolve()
+    # Its conda environment (its own, or the default one), with the post-deploy script Snakemake runs
+    # after creating it.
+    environment = Path(spec["environment_file"])
+    if "environment" not in spec:
+        assert environment == (BASELINES / "shared" / "environment.yaml").resolve()
+    assert environment.is_relative_to(BASELINES.resolve()) and environment.is_file()
     assert yaml.safe_load(environment.read_text())["dependencies"][0] == "python=3.11"
     assert environment.with_suffix(".post-deploy.sh").is_file()
-    # What it needs beyond the core: an extra of jspgfn-baselines named by its id, and how to install it.
+    # What it needs beyond the core: pinned in the `all` extra of jspgfn-baselines or in a
+    # requirements-nodeps.txt (what `make setup` and the environments install), and how to install it.
     if spec.get("requires"):
         extras = tomllib.loads((BASELINES / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-        assert extras.get(name) and spec["install"]
+        lines = extras["all"] + sum(
+            (p.read_text().splitlines() for p in BASELINES.glob("*/requirements-nodeps.txt")), []
+        )
+        pinned = {line.split("==")[0].strip() for line in lines if line.strip() and not line.startswith("#")}
+        assert set(spec["requires"].values()) <= pinned, "pin it in the `all` extra of baselines/pyproject.toml"
+        assert spec["install"]
+    assert folder == Path(spec["folder"])
 
 
 def test_adding_a_folder_adds_a_method(tmp_path):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# usage: post-deploy.sh METHOD_ID   (inside a baseline's new conda environment, --use-conda)
-# Installs the jspgfn core, jspgfn-baselines with the method's extra, and the method's
+# usage: post-deploy.sh EXTRA   (inside a baseline's new conda environment, --use-conda; EXTRA: a method id, or all)
+# Installs the jspgfn core, jspgfn-baselines with that extra, and the method's
 # requirements-nodeps.txt if it has one. JSPGFN_SOURCE (the checkout) is set by the Snakefile.
 set -euo pipefail
 source="${JSPGFN_SOURCE:?set by the Snakefile}"

@@ -40,10 +40,12 @@ def probe(method):
     """{capability: [value, evidence]} of the probe runs of one config method entry."""
     if method["kind"] == "jspgfn":
         return _probe_jspgfn()
-    from jspgfn_baselines import fit_baseline
+    from jspgfn.competitors import baselines_package
 
     try:
-        fit_baseline(method["name"], _tiny_mlp_dataset(), "mlp-gauss", 0, **method.get("params", {}))
+        baselines_package(method["name"]).fit_baseline(
+            method["name"], _tiny_mlp_dataset(), "mlp-gauss", 0, **method.get("params", {})
+        )
     except JspgfnError as exc:
         return {"nonlinear": [False, f"refused the MLP model ({exc})"]}
     return {"nonlinear": [True, "fitted the MLP model on a d=5 probe dataset"]}

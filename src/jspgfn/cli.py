@@ -252,7 +252,11 @@ def _add_baseline(sub):
     p = sub.add_parser("baseline", help="fit a baseline method and write PosteriorSamples")
     p.add_argument("name", nargs="?", help="baseline name (see `jspgfn baseline --list`)")
     p.add_argument("data", nargs="?", help="dataset folder or CSV file")
-    p.add_argument("--list", action="store_true", help="list the baselines, their parameters and capabilities")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="list the baselines (the method registry's folders), their parameters and capabilities",
+    )
     p.add_argument("--model", default="lingauss", help="likelihood model: lingauss or mlp-gauss")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -270,12 +274,11 @@ def _run_baseline(args):
     import yaml
 
     from jspgfn.api import baseline
-    from jspgfn.competitors import baselines_package
+    from jspgfn.competitors import baseline_specs, baselines_package
     from jspgfn.gflownet.cli import parse_value
 
-    baselines = baselines_package(args.name)
     if args.list:
-        for name, spec in baselines.specs().items():
+        for name, spec in baseline_specs().items():
             capabilities = " ".join(f"{key}={value}" for key, value in spec["capabilities"].items())
             parameters = ", ".join(f"{key}={schema['default']}" for key, schema in spec["parameters"].items())
             print(
@@ -294,7 +297,7 @@ def _run_baseline(args):
             params[key] = parse_value(value)
         except yaml.YAMLError:
             raise JspgfnError(f"--param {item!r}: the value is not valid YAML") from None
-    baselines.get_spec(args.name)  # an unknown name fails before the output path is checked
+    baselines_package(args.name).get_spec(args.name)  # an unknown name fails before the output path is checked
     _check_output_file(args.out)
     samples = baseline(args.name, args.data, args.model, args.seed, **params)
     samples.save(args.out)

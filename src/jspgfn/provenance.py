@@ -4,9 +4,10 @@ import datetime
 import importlib.metadata
 import platform
 
+# The packages of the core and its workflow that can change a result. A baseline adds its own package and
+# the distributions its method.yaml `requires` (jspgfn_baselines.fit_baseline), so none is listed here.
 _PACKAGES = (
     "jspgfn",
-    "jspgfn-baselines",
     "jax",
     "jaxlib",
     "dm-haiku",
@@ -15,16 +16,15 @@ _PACKAGES = (
     "scipy",
     "pandas",
     "scikit-learn",
-    "causal-learn",
-    "dibs-lib",
     "snakemake",
 )
 
 
-def package_versions():
-    """{package: version} for the packages that can change a result (absent ones skipped)."""
+def package_versions(extra=()):
+    """{package: version} for the packages that can change a result, and the `extra` ones (absent ones
+    skipped)."""
     versions = {"python": platform.python_version()}
-    for name in _PACKAGES:
+    for name in dict.fromkeys([*_PACKAGES, *extra]):
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
@@ -32,9 +32,10 @@ def package_versions():
     return versions
 
 
-def provenance():
+def provenance(extra=()):
+    """Versions (of _PACKAGES and the `extra` distributions), host and time."""
     return {
-        "versions": package_versions(),
+        "versions": package_versions(extra),
         "host": platform.node(),
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

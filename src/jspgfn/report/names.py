@@ -1,21 +1,16 @@
-"""How methods are shown: the display name that the tidy tables record, in the paper's order."""
+"""How methods are shown: the display name that the tidy tables record, in the method registry's order."""
 
-# The paper's order of its methods (Table D.1, Figure 2); a name not listed comes after them. Methods are
-# ordered by display name, so a new id (dibs-er2, dibs-mlp: "DiBS"; mh-mc3-mlp: "MH-MC3"; ...) needs no entry.
-PAPER_ORDER = [
-    "MH-MC3",
-    "Gibbs-MC3",
-    "B-GES*",
-    "B-PC*",
-    "DiBS",
-    "DiBS+",
-    "BCD Nets",
-    "VBG",
-    "JSP-GFN (diag)",
-    "JSP-GFN (full)",
-    "JSP-GFN",  # Section 5.2 (jspgfn-mlp): the one JSP-GFN of Figures 3 and D.2
-    "Exact (reference)",
-]
+import functools
+
+
+@functools.cache
+def paper_order():
+    """Display names in the order of the method registry's `order` keys (the paper's order: Table D.1,
+    Figure 2; jspgfn.registry), or none when no registry is found. A name without one comes after them,
+    so a new id of a known method (dibs-er2, dibs-mlp: "DiBS"; mh-mc3-mlp: "MH-MC3") needs no entry."""
+    from jspgfn.registry import display_order, find_root, load_registry
+
+    return display_order(load_registry()) if find_root() is not None else []
 
 
 def display_names(table):
@@ -27,11 +22,12 @@ def display_names(table):
 
 
 def sort_labels(labels, names):
-    """Labels in the paper's order of their display names `names` ({label: name}); others last, by name."""
+    """Labels in the registry's order of their display names `names` ({label: name}); others last, by name."""
     labels = list(dict.fromkeys(labels))
+    order = paper_order()
 
     def key(label):
         name = names.get(label, label)
-        return (PAPER_ORDER.index(name) if name in PAPER_ORDER else len(PAPER_ORDER), name)
+        return (order.index(name) if name in order else len(order), name)
 
     return sorted(labels, key=key)
