@@ -129,6 +129,15 @@ def main():
         mean = float(weights @ s)
         sd = float(np.sqrt(weights @ (s - mean) ** 2))
         print(f"exact posterior: {float(exact.edge.sum()):.1f} edges, score {mean:.1f} (sd {sd:.1f})")
+        # its sampler adds the edges of G ~ P(G | D) in a uniform order: the k-th edge is a uniform edge of G
+        per_graph = exact.graphs.sum(axis=(1, 2)).clip(min=1)
+        marg = (exact.graphs * exact.edge).sum(axis=(1, 2)) / per_graph
+        low = (exact.graphs * (exact.edge < 0.05)).sum(axis=(1, 2)) / per_graph
+        line = f"the exact sampler's edges: marg {weights @ marg:.3f}, low {weights @ low:.3f}"
+        if truth is not None:
+            line += f", in_true {weights @ ((exact.graphs * truth).sum(axis=(1, 2)) / per_graph):.3f}"
+            line += f", reversed {weights @ ((exact.graphs * truth.T).sum(axis=(1, 2)) / per_graph):.3f}"
+        print(line)
     sys.stdout.flush()
 
 
