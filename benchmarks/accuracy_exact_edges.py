@@ -37,7 +37,8 @@ def compare(approx, exact):
     return float(np.sqrt(np.mean((a - e) ** 2))), float(np.corrcoef(a, e)[0, 1])
 
 
-def main():
+def main(trainer_class=Trainer, argv=None, note=""):
+    """trainer_class: Trainer or a subclass (benchmarks/stop_offset_oracle.py); note: added to the header."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", nargs="+", metavar="DATA=EXACT", help="dataset folder = its exact .npz")
     parser.add_argument("--preset", default="quick")
@@ -46,7 +47,7 @@ def main():
     parser.add_argument("--num-samples", type=int, default=1000)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--eval-at", type=int, nargs="+", default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     eval_at = sorted(set(args.eval_at or [get_preset(args.preset).num_iterations]))
@@ -54,7 +55,7 @@ def main():
     cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})
     print(
         f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
-        f"model={args.model} num_iterations={cfg.num_iterations} overrides={overrides}",
+        f"model={args.model} num_iterations={cfg.num_iterations} overrides={overrides}{note}",
         flush=True,
     )
     print("dataset  iter  train_s  edge_rmse  pearson  edges  exact_edges", flush=True)
@@ -68,7 +69,7 @@ def main():
         d = ds.train.shape[1]
         prior = get_graph_prior(cfg.graph_prior, d)
         exact_edges = float(exact.edge.sum())
-        trainer = Trainer(cfg, model, prior, family, ds.train.astype(np.float32))
+        trainer = trainer_class(cfg, model, prior, family, ds.train.astype(np.float32))
         state = trainer.init(args.seed)
         done, elapsed = 0, 0.0
         for target in eval_at:

@@ -10,12 +10,13 @@ edge marginals with the exact ones as benchmarks/accuracy_exact_edges.py does. A
 closed form that JSP-GFN exists to avoid, to test the diagnosis, not as a method.
 
   .venv/bin/python benchmarks/stop_offset_oracle.py /tmp/w/d10er2/0=/tmp/w/d10er2/exact0.npz --eval-at 3000 6000
+
+Every option of accuracy_exact_edges.py applies (--set, --seed, --preset ...); --weight scales the offset.
 """
 
 import argparse
 import dataclasses
 import functools
-import os
 import sys
 from pathlib import Path
 
@@ -24,16 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _training import train_to  # noqa: E402
-from accuracy_exact_edges import compare  # noqa: E402
-from jspgfn.dataset import load_dataset  # noqa: E402
-from jspgfn.exact import load_exact  # noqa: E402
-from jspgfn.gflownet.cli import parse_value  # noqa: E402
+import accuracy_exact_edges  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
-from jspgfn.gflownet.presets import get_preset  # noqa: E402
-from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
-from jspgfn.gflownet.train import enable_compilation_cache  # noqa: E402
-from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
 
 
@@ -84,45 +77,11 @@ class OracleTrainer(Trainer):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pairs", nargs="+", metavar="DATA=EXACT")
-    parser.add_argument("--preset", default="quick")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     parser.add_argument("--weight", type=float, default=1.0, help="0 gives the paper's parametrisation")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--eval-at", type=int, nargs="+", default=None)
-    args = parser.parse_args()
-    enable_compilation_cache()
-    overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
-    eval_at = sorted(set(args.eval_at or [get_preset(args.preset).num_iterations]))
-    cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})
+    args, rest = parser.parse_known_args()
     OracleTrainer.weight = args.weight
-    print(
-        f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
-        f"weight={args.weight} num_iterations={cfg.num_iterations} overrides={overrides}",
-        flush=True,
-    )
-    print("dataset  iter  train_s  edge_rmse  pearson  edges  exact_edges", flush=True)
-    for pair in args.pairs:
-        data_dir, exact_path = pair.split("=", 1)
-        ds, exact = load_dataset(data_dir), load_exact(exact_path)
-        model = get_model("lingauss")
-        d = ds.train.shape[1]
-        trainer = OracleTrainer(cfg, model, get_graph_prior(cfg.graph_prior, d), "diag", ds.train.astype(np.float32))
-        state = trainer.init(args.seed)
-        done, elapsed = 0, 0.0
-        for target in eval_at:
-            state, done, seconds = train_to(trainer, state, done, target)
-            elapsed += seconds
-            graphs = sample_graphs(
-                trainer.network.apply, state.params, jax.random.PRNGKey(123), 1000, d, cfg.max_parents
-            )
-            rmse, r = compare(graphs.mean(0), exact.edge)
-            edges, exact_edges = float(graphs.sum(axis=(1, 2)).mean()), float(exact.edge.sum())
-            print(
-                f"{data_dir}  {done:6d} {elapsed:8.0f} {rmse:9.3f} {r:8.3f} {edges:6.1f} {exact_edges:8.1f}",
-                flush=True,
-            )
+    accuracy_exact_edges.main(OracleTrainer, rest, note=f" oracle stop offset, weight={args.weight}")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import numpy as np
 from jspgfn.dataset import load_dataset
 from jspgfn.exact import load_exact, log_marginal_likelihood_graphs
 from jspgfn.gflownet import env as envlib
-from jspgfn.gflownet import policy
+from jspgfn.gflownet.sample import policy_step
 from jspgfn.gflownet.train import enable_compilation_cache, load_run
 from jspgfn.models import get_graph_prior, get_model
 
@@ -41,19 +41,8 @@ def trajectories(apply_fn, params, key, num, d, max_parents):
 
     def body(carry, k):
         state, done = carry
-        out = apply_fn(params, state.adjacency)
-        emask = envlib.edge_mask(state, max_parents)
-        logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
-        amask = envlib.action_mask(state, max_parents)
-        actions = jax.random.categorical(k, jnp.where(amask, logp, -jnp.inf)).astype(jnp.int32)
-        actions = jnp.where(done, d * d, actions)
-        added = envlib.add_edges(state, jnp.where(actions == d * d, 0, actions) // d, actions % d)
-        stop = done | (actions == d * d)
-        keep = stop[:, None, None]
-        new = envlib.EnvState(
-            jnp.where(keep, state.adjacency, added.adjacency), jnp.where(keep, state.closure, added.closure)
-        )
-        return (new, stop), (state.adjacency, logp[:, -1], actions, done)
+        new, stop, actions, log_stop = policy_step(apply_fn, params, state, done, k, max_parents)
+        return (new, stop), (state.adjacency, log_stop, actions, done)
 
     init = (envlib.reset(num, d), jnp.zeros((num,), bool))
     _, outputs = jax.lax.scan(body, init, jax.random.split(key, steps))

@@ -14,6 +14,29 @@ from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
 
 
+def policy_step(apply_fn, params, state, done, key, max_parents):
+    """One step of P_phi for a batch of trajectories (traceable).
+
+    state: EnvState [B, d, d]; done bool [B] (trajectories that have stopped keep their graph).
+    Returns (next state, done after the step, actions int32 [B] (d*d = stop), log P(stop | state) [B]).
+    """
+    d = state.adjacency.shape[-1]
+    out = apply_fn(params, state.adjacency)
+    emask = envlib.edge_mask(state, max_parents)
+    logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
+    amask = envlib.action_mask(state, max_parents)
+    actions = jax.random.categorical(key, jnp.where(amask, logp, -jnp.inf)).astype(jnp.int32)
+    actions = jnp.where(done, d * d, actions)
+    safe = jnp.where(actions == d * d, 0, actions)
+    added = envlib.add_edges(state, safe // d, safe % d)
+    stop = done | (actions == d * d)
+    keep = stop[:, None, None]
+    state = envlib.EnvState(
+        jnp.where(keep, state.adjacency, added.adjacency), jnp.where(keep, state.closure, added.closure)
+    )
+    return state, stop, actions, logp[:, -1]
+
+
 @functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
 def sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
     """num graphs uint8 [num, d, d], each built from the empty graph by P_phi(G' | G) until stop (jitted;
@@ -22,20 +45,7 @@ def sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
     steps = d * (d - 1) // 2 + 1
 
     def body(carry, k):
-        state, done = carry
-        out = apply_fn(params, state.adjacency)
-        emask = envlib.edge_mask(state, max_parents)
-        logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
-        amask = envlib.action_mask(state, max_parents)
-        actions = jax.random.categorical(k, jnp.where(amask, logp, -jnp.inf)).astype(jnp.int32)
-        actions = jnp.where(done, d * d, actions)
-        safe = jnp.where(actions == d * d, 0, actions)
-        added = envlib.add_edges(state, safe // d, safe % d)
-        stop = done | (actions == d * d)
-        keep = stop[:, None, None]
-        state = envlib.EnvState(
-            jnp.where(keep, state.adjacency, added.adjacency), jnp.where(keep, state.closure, added.closure)
-        )
+        state, stop, _, _ = policy_step(apply_fn, params, *carry, k, max_parents)
         return (state, stop), None
 
     init = (envlib.reset(num, d), jnp.zeros((num,), bool))
