@@ -21,8 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _exact_linear import exact_posterior  # noqa: E402
+from jspgfn.conjugate import log_posterior_theta, sample_posterior_theta  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
-from jspgfn.exact import compute_exact_posterior, log_posterior_theta, sample_posterior_theta  # noqa: E402
+from jspgfn.exact import compute_exact_posterior  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402

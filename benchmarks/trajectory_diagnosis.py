@@ -25,8 +25,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.dataset import load_dataset
-from jspgfn.exact import load_exact, log_marginal_likelihood_graphs
+from jspgfn.exact import load_exact
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet.sample import policy_step
 from jspgfn.gflownet.train import enable_compilation_cache, load_run

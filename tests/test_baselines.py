@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from jspgfn import cli
+from jspgfn.conjugate import log_posterior_theta
 from jspgfn.dataset import write_dataset
 from jspgfn.errors import JspgfnError
-from jspgfn.exact import compute_exact_posterior, log_posterior_theta
+from jspgfn.exact import compute_exact_posterior
 from jspgfn.generate import generate
 from jspgfn.graphs import is_dag
 from jspgfn.models import LinearGaussian, get_graph_prior

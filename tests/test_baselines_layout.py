@@ -128,6 +128,7 @@ def test_core_imports_no_baseline_dependency():
         "jspgfn.gflownet.log_pt",
         "jspgfn.evaluate",
         "jspgfn.exact",
+        "jspgfn.conjugate",
         "jspgfn.aggregate",
         "jspgfn.capabilities",
         "jspgfn.generate",

@@ -9,17 +9,9 @@ import scipy.optimize
 import scipy.stats
 from scipy.special import logsumexp
 
+from jspgfn.conjugate import log_marginal_likelihood_local, log_posterior_theta, posterior_theta, sample_posterior_theta
 from jspgfn.errors import DataError, JspgfnError
-from jspgfn.exact import (
-    compute_exact_posterior,
-    load_exact,
-    log_marginal_likelihood_local,
-    log_posterior_theta,
-    posterior_theta,
-    sample_exact,
-    sample_posterior_theta,
-    save_exact,
-)
+from jspgfn.exact import compute_exact_posterior, load_exact, sample_exact, save_exact
 from jspgfn.generate import generate
 from jspgfn.models import LinearGaussian, MLPGaussian, get_graph_prior
 from jspgfn.npzfile import write_npz

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from jspgfn.conjugate import local_score_table, parent_codes
 from jspgfn.errors import JspgfnError
-from jspgfn.exact import _all_dags, compute_exact_posterior, local_score_table, parent_codes
+from jspgfn.exact import _all_dags, compute_exact_posterior
 from jspgfn.exact_dp import (
     _LayerSampler,
     edge_posterior,

@@ -7,6 +7,7 @@ from jspgfn.dataset import load_dataset
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.graphs import is_dag
 from jspgfn.realdata import gene_expression as ge
+from jspgfn.realdata import gene_expression_simulated as ges
 
 GENES = ("GATA1", "TP53", "MYC", "CD4")
 # (target, counts): 3 controls (three spellings), 2 knockouts of TP53, 2 of MYC, 2 of CD4.
@@ -144,7 +145,7 @@ def test_rewrite_replaces_a_dataset_folder_but_not_another_folder(tmp_path):
 
 
 def test_random_grn_covers_every_gene():
-    graph = ge.random_grn(np.random.default_rng(0), 61, 6)
+    graph = ges.random_grn(np.random.default_rng(0), 61, 6)
     assert is_dag(graph) and np.all(graph.sum(0) + graph.sum(1) > 0)
     assert np.sum(graph.sum(0) == 0) == 6  # the master regulators
 
@@ -154,8 +155,8 @@ TINY = {"num_genes": 8, "num_train": 60, "num_test": 12, "num_train_knockouts": 
 
 def test_simulated_tiny_dataset(tmp_path):
     pytest.importorskip("sergio_rs")
-    out = tmp_path / ge.SIMULATED_DEFAULT_NAME
-    ge.write_simulated_gene_expression(out, seed=1, **TINY)
+    out = tmp_path / ges.SIMULATED_DEFAULT_NAME
+    ges.write_simulated_gene_expression(out, seed=1, **TINY)
     ds = load_dataset(out)
     assert "simulated" in out.name and ds.meta["data"] == "simulated" and ds.meta["simulated"] is True
     assert ds.train.shape == (60, 8) and ds.test.shape == (12, 8)
@@ -178,7 +179,7 @@ def test_simulation_is_seeded(tmp_path):
     pytest.importorskip("sergio_rs")
     folders = [tmp_path / f"sim-{k}-simulated" for k in range(3)]
     for folder, seed in zip(folders, (4, 4, 5)):
-        ge.write_simulated_gene_expression(folder, seed=seed, **TINY)
+        ges.write_simulated_gene_expression(folder, seed=seed, **TINY)
     names = sorted(p.name for p in folders[0].iterdir())
     assert names == sorted(
         ["graph.csv", "meta.json", "test.csv", "test_interventions.csv", "train.csv", "train_interventions.csv"]
@@ -191,9 +192,9 @@ def test_simulation_is_seeded(tmp_path):
 
 def test_simulation_rejects_bad_sizes():
     with pytest.raises(JspgfnError, match="knockouts need as many genes"):
-        ge.simulate_gene_expression(num_genes=4, num_train_knockouts=3, num_test_knockouts=2)
+        ges.simulate_gene_expression(num_genes=4, num_train_knockouts=3, num_test_knockouts=2)
     with pytest.raises(JspgfnError, match="num_train must be an integer"):
-        ge.simulate_gene_expression(num_train=10.0)
+        ges.simulate_gene_expression(num_train=10.0)
 
 
 def test_h5ad_reader(tmp_path):

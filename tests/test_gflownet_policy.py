@@ -276,7 +276,7 @@ def test_elbo_term_recovers_the_exact_diagonal_optimum():
     """Optimising the auxiliary ELBO term alone (reparameterised samples, as in the loss) must reach the
     reverse-KL optimum of a diagonal Gaussian against the closed-form linear Gaussian posterior:
     mean = posterior mean, variance = 1 / diag(posterior precision)."""
-    from jspgfn.exact import posterior_theta
+    from jspgfn.conjugate import posterior_theta
     from jspgfn.gflownet.loss import elbo_term, log_rewards, reparameterised
 
     d, n = 3, 40

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
 
-from jspgfn.exact import local_score_table, parent_codes, posterior_theta
+from jspgfn.conjugate import local_score_table, parent_codes, posterior_theta
 from jspgfn.gflownet import exact_flows
 from jspgfn.gflownet import trajectories as trajlib
 from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss

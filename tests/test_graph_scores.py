@@ -1,4 +1,4 @@
-"""log P(D | G) of whole graphs (exact.log_marginal_likelihood_graphs) and the graph metrics that
+"""log P(D | G) of whole graphs (conjugate.log_marginal_likelihood_graphs) and the graph metrics that
 `jspgfn evaluate --exact` derives from it: num_edges_mean, exact_num_edges, log_pdg_mean, log_pdg_best,
 exact_log_pdg_mean. Checked against a dense N x N Gaussian density, the enumerated posterior, the subset
 dynamic program, direct counts and Monte Carlo error."""
@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 import scipy.stats
 
+from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.evaluate import evaluate
-from jspgfn.exact import compute_exact_posterior, log_marginal_likelihood_graphs, sample_exact
+from jspgfn.exact import compute_exact_posterior, sample_exact
 from jspgfn.exact_dp import compute_dp_posterior, local_scores, log_prob_dags, sample_dags, subset_posterior
 from jspgfn.generate import generate
 from jspgfn.graphs import enumerate_dags, is_dag

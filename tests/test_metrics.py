@@ -8,10 +8,11 @@ import pytest
 import scipy.stats
 
 from jspgfn.aggregate import aggregate_log_pt, aggregate_metrics
+from jspgfn.conjugate import log_posterior_theta, posterior_theta
 from jspgfn.dataset import Dataset
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.evaluate import evaluate, ransac_slope
-from jspgfn.exact import compute_exact_posterior, log_posterior_theta, posterior_theta, sample_exact
+from jspgfn.exact import compute_exact_posterior, sample_exact
 from jspgfn.features import offdiagonal
 from jspgfn.generate import generate
 from jspgfn.models import LinearGaussian, MLPGaussian, get_graph_prior

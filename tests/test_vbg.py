@@ -12,8 +12,9 @@ it, 0.10-0.18 without.)"""
 import numpy as np
 import pytest
 
+from jspgfn.conjugate import posterior_theta
 from jspgfn.errors import JspgfnError
-from jspgfn.exact import compute_exact_posterior, posterior_theta
+from jspgfn.exact import compute_exact_posterior
 from jspgfn.generate import generate
 from jspgfn.graphs import sample_er_dag
 from jspgfn.models import LinearGaussian, get_graph_prior
@@ -95,8 +96,8 @@ def test_kl_term_is_the_kl_of_the_parent_marginals():
 
 
 def test_first_run_marginal_likelihood_matches_the_exact_module(dataset4):
-    """The first run's reward log P(D | G) (JAX, float32) against jspgfn.exact's float64 local marginals."""
-    from jspgfn.exact import log_marginal_likelihood_local
+    """The first run's reward log P(D | G) (JAX, float32) against jspgfn.conjugate's float64 local marginals."""
+    from jspgfn.conjugate import log_marginal_likelihood_local
 
     x = dataset4.train
     n, d = x.shape

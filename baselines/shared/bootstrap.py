@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
+from jspgfn.conjugate import sample_posterior_theta
 from jspgfn.errors import JspgfnError
-from jspgfn.exact import sample_posterior_theta
 from jspgfn_baselines.shared.common import check_finite_data, make_samples, require_observational
 from jspgfn_baselines.shared.dag_extension import from_causallearn, random_dag_extension
 

@@ -163,7 +163,7 @@ def log_marginal_likelihood(graphs, xtx, n, obs_var, prior_mean, prior_var):
     The score of the first run (`VBGTrainer.warm_up`). Per node j with parents S, x_j ~ N(X_S mu0 1,
     s2 I + v0 X_S X_S^T), evaluated through the masked d x d posterior precision
     Lambda_j = (G_:j G_:j^T * X^T X) / s2 + diag(G_:j / v0 + 1 - G_:j) (Woodbury, determinant lemma),
-    as jspgfn.exact does in float64 numpy.
+    as jspgfn.conjugate does in float64 numpy.
     """
     g = jnp.swapaxes(graphs.astype(jnp.float32), -1, -2)  # [B, d(node j), d(parent i)]
     d = g.shape[-1]

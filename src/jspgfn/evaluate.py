@@ -8,7 +8,7 @@ DiBS's particles can have cyclic graphs: the held-out NLL, E-SHD and AUROC leave
 own metrics do) and `share_cyclic_dropped` reports the weight left out; see evaluate().
 
 Likelihoods run in JAX under a scoped `jax.enable_x64(True)`, so held-out NLL and log-rewards are
-float64 like the closed forms in exact.py: an NLL over N' rows is a sum of N' d terms and a
+float64 like the closed forms in conjugate.py: an NLL over N' rows is a sum of N' d terms and a
 predictive NLL is a log-mean-exp of such sums, where float32 rounding (~1e-7 relative on values
 of 1e3-1e5) would be visible in the reported digits. The rest of the process keeps JAX's default.
 """
@@ -20,8 +20,8 @@ import jax
 import numpy as np
 from scipy.special import logsumexp
 
+from jspgfn.conjugate import log_marginal_likelihood_graphs, log_posterior_theta
 from jspgfn.errors import DataError, JspgfnError
-from jspgfn.exact import log_marginal_likelihood_graphs, log_posterior_theta
 from jspgfn.features import edge_features, markov_features, offdiagonal, path_features
 from jspgfn.graphs import is_dag, shd
 from jspgfn.models import LinearGaussian, get_graph_prior, log_reward, model_from_metadata
@@ -144,7 +144,7 @@ def _graph_score_metrics(samples, weights, dataset, exact, notes):
     num_edges_mean: E_q[|E(G)|] over every sample (= the sum of the estimated edge marginals);
     exact_num_edges: the exact posterior's expected number of edges (the sum of its edge marginals).
     With the exact posterior's linear Gaussian model and graph prior (its metadata): log P(D | G) + log P(G)
-    (exact.log_marginal_likelihood_graphs, the prior unnormalised: 0 under the uniform prior) of the acyclic
+    (conjugate.log_marginal_likelihood_graphs, the prior unnormalised: 0 under the uniform prior) of the acyclic
     samples, log_pdg_mean (weighted mean, weights renormalised over the acyclic samples) and log_pdg_best
     (the largest of the samples of weight > 0), and exact_log_pdg_mean, its expectation under P(G | D)
     (over every listed DAG for d <= 5; beyond, over the exact posterior's i.i.d. samples, a Monte Carlo

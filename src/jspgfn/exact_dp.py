@@ -3,7 +3,7 @@
 The posterior over DAGs is structure-modular: P(G | D) is proportional to prod_j beta_j(Pa_j) with
 beta_j(Pa) = exp(score_j(Pa)), score_j(Pa) = log P(x_j | x_Pa) + log_edge_weight * |Pa| (the uniform,
 Erdos-Renyi and edge priors of models/graph_prior.py), beta = 0 for excluded parent sets (max_parents).
-Sets of nodes are int bitmasks (bit i = node i); parent codes as in exact.parent_codes.
+Sets of nodes are int bitmasks (bit i = node i); parent codes as in conjugate.parent_codes.
 
 Quantities (all kept as logarithms; sums with alternating signs are scaled by their largest term):
   alpha_j(U) = sum_{Pa subset of U} beta_j(Pa)                                  (zeta transform)
@@ -39,15 +39,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jspgfn.errors import JspgfnError
-from jspgfn.exact import (
-    _check_linear,
+from jspgfn.conjugate import (
     _code_masks,
     _log_marginals,
     _node_gaussians,
+    check_linear,
     node_statistics,
     sample_posterior_theta,
 )
+from jspgfn.errors import JspgfnError
 
 MAX_DP_VARIABLES = 20
 
@@ -210,13 +210,13 @@ def _duration(seconds):
 def local_scores(model, x, interventions=None, max_parents=None, graph_prior=None, batch_size=4096):
     """log beta_j(Pa) for every node j and parent code: float64 [d, 2^d].
 
-    log P(x_j | x_Pa) (exact.py's closed form, theta integrated out) + graph_prior.log_edge_weight * |Pa|
+    log P(x_j | x_Pa) (conjugate.py's closed form, theta integrated out) + graph_prior.log_edge_weight * |Pa|
     (uniform when graph_prior is None); -inf where Pa contains j or has more than max_parents nodes.
     Computed in batches of at most batch_size (node, parent set) pairs, one parent-set size at a time,
     so only the allowed sizes are evaluated and memory stays O(batch_size d^2).
     Raises JspgfnError when a score is not finite (data too large or badly scaled for float64).
     """
-    _check_linear(model)
+    check_linear(model)
     x = np.asarray(x, dtype=np.float64)
     d = x.shape[1]
     if max_parents is None:
@@ -522,7 +522,7 @@ def log_prob_dags(posterior, graphs):
 def sample_joint(model, x, posterior, rng, num_samples, interventions=None):
     """(graphs uint8 [K, d, d], theta float64 [K, d, d]) i.i.d. from P(G, theta | D).
 
-    G from sample_dags, theta from the closed form P(theta | G, D) (exact.sample_posterior_theta);
+    G from sample_dags, theta from the closed form P(theta | G, D) (conjugate.sample_posterior_theta);
     posterior must come from local_scores of the same model, data and interventions.
     """
     graphs = sample_dags(posterior, rng, num_samples)

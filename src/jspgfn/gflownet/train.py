@@ -1,25 +1,12 @@
-"""Training runs: a run folder, the jitted loop, progress, checkpoints and resume.
+"""Training runs: checks of the call, the jitted loop with its checkpoints, and loading a run to sample.
 
-`train(data, model_name, preset, seed, out, family=...)` is what `jspgfn train` calls. The run
-folder holds
-  config.json       everything needed to rebuild the run (model, seed, preset, options, data)
-  provenance.json   package versions, host, time
-  checkpoint.npz    TrainState (params, optimiser state, environments, replay buffer,
-                    RNG key, iteration) + info (iteration, wall seconds); written
-                    atomically every `checkpoint_every_seconds` and at the end
-  metrics.jsonl     one line per dispatch (iteration, loss, |delta|, penalty / neg_elbo terms, iterations/s)
-  train.lock        held by the `jspgfn train` working on the folder (runlock.py): a second trainer,
-                    or a sampler, is refused with its PID while it runs
-Running the same command again resumes from checkpoint.npz (a finished run is left
-as it is); lines of metrics.jsonl past the checkpoint (logged before a kill) are dropped
-then, so no iteration is logged twice. A folder without checkpoint.npz never trained:
-any command (other options too) starts it afresh. Data, options and --out are checked
-before anything is written. Checkpoints fall on scan boundaries, so a resumed run is
+`train(data, model_name, preset, seed, out, family=...)` is what `jspgfn train` calls. The run folder
+(config.json, provenance.json, checkpoint.npz, metrics.jsonl, train.lock) and resuming it are in
+run_folder.py, the metrics log and the progress bar in train_log.py. Data, options and --out are
+checked before anything is written. Checkpoints fall on scan boundaries, so a resumed run is
 bitwise the same as an uninterrupted one on the same machine.
 """
 
-import dataclasses
-import json
 import os
 import time
 from pathlib import Path
@@ -27,15 +14,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jspgfn import atomic, runlock
+from jspgfn import runlock
 from jspgfn.errors import DataError, JspgfnError
-
-CONFIG = "config.json"
-CHECKPOINT = "checkpoint.npz"
-METRICS = "metrics.jsonl"
-
-_TRAIN_ADVICE = "delete the run folder or use a new --out"
-_SAMPLE_ADVICE = "delete the run folder and train it again"
+from jspgfn.gflownet import run_folder
+from jspgfn.gflownet.run_folder import CHECKPOINT, CONFIG, METRICS, SAMPLE_ADVICE, read_config
+from jspgfn.gflownet.train_log import TrainingLog
 
 
 class TrainingDiverged(JspgfnError, FloatingPointError):
@@ -173,117 +156,6 @@ def _data_hash(x, interventions):
     return data_fingerprint(x, interventions)
 
 
-# Options that do not change the result: a resumed run may set them differently.
-_FREE_OPTIONS = ("checkpoint_every_seconds",)
-
-
-def _check_same_run(old, new, run_dir):
-    from jspgfn.models import get_model
-
-    old = with_family(old)
-    old = {**old, "model_kwargs": get_model(old["model"], **old.get("model_kwargs", {})).kwargs()}
-    for key in (
-        "model",
-        "family",
-        "model_kwargs",
-        "seed",
-        "preset",
-        "train_config",
-        "num_variables",
-        "num_rows",
-        "data_sha256",
-    ):
-        a, b = old.get(key), new.get(key)
-        if key == "train_config":
-            a = {k: v for k, v in (a or {}).items() if k not in _FREE_OPTIONS}
-            b = {k: v for k, v in (b or {}).items() if k not in _FREE_OPTIONS}
-            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            if diff:
-                changes = ", ".join(f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in diff)
-                raise JspgfnError(
-                    f"{run_dir}: existing run has other training options ({changes}); use a new --out folder"
-                )
-            continue
-        if a != b:
-            if key == "num_variables":
-                raise JspgfnError(
-                    f"{run_dir}: run was trained on d={a} variables, the data has d={b}; use a new --out folder"
-                )
-            what = {"num_rows": "data", "data_sha256": "data", "model_kwargs": "model settings"}.get(key, key)
-            raise JspgfnError(
-                f"{run_dir}: existing run differs in {what} ({str(a)[:40]!r} vs "
-                f"{str(b)[:40]!r}); use a new --out folder"
-            )
-
-
-_REQUIRED_CONFIG = {
-    "model": str,
-    "seed": int,
-    "preset": str,
-    "train_config": dict,
-    "num_variables": int,
-    "num_rows": int,
-}
-
-
-def read_config(run, advice=_TRAIN_ADVICE):
-    """The config dict of run folder `run`; DataError naming config.json when it is not one (the model's
-    settings included: they must be those the named model takes)."""
-    from jspgfn.gflownet.presets import TrainConfig
-    from jspgfn.models import get_model
-
-    path = Path(run) / CONFIG
-
-    def invalid(problem):
-        return DataError(path, f"not a valid run configuration ({problem}); {advice}")
-
-    try:
-        config = json.loads(path.read_text())
-    except UnicodeDecodeError:
-        raise invalid("not a text file") from None
-    except json.JSONDecodeError as exc:
-        raise invalid(f"invalid JSON: {exc}") from None
-    except OSError as exc:
-        raise DataError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if not isinstance(config, dict):
-        raise invalid(f"a JSON {type(config).__name__}, not an object")
-    for key, kind in _REQUIRED_CONFIG.items():
-        if key not in config:
-            raise invalid(f"no {key!r}")
-        if not isinstance(config[key], kind) or isinstance(config[key], bool):
-            raise invalid(f"{key!r} is not a{'n' if kind is int else ''} {kind.__name__}")
-    known = {field.name for field in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(config["train_config"]) - known)
-    if unknown:
-        raise invalid(f"unknown training option(s) {', '.join(unknown)}")
-    if not isinstance(config.get("model_kwargs", {}), dict):
-        raise invalid("'model_kwargs' is not an object")
-    try:
-        get_model(config["model"], **config.get("model_kwargs", {}))
-    except JspgfnError as exc:
-        raise invalid(str(exc)) from None
-    return config
-
-
-def _trim_metrics(path, iteration):
-    """Keep the lines of metrics.jsonl up to `iteration` (where training resumes), so that no
-    iteration appears twice; a line cut short by a kill goes too. Rewritten atomically."""
-    if not path.is_file():
-        return
-    text = path.read_text(errors="replace")
-    kept = []
-    for line in text.splitlines(keepends=True):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        step = row.get("iteration") if isinstance(row, dict) else None
-        if line.endswith("\n") and isinstance(step, int) and step <= iteration:
-            kept.append(line)
-    if "".join(kept) != text:
-        atomic.write_text(path, "".join(kept))
-
-
 def train(
     data,
     model_name="lingauss",
@@ -314,51 +186,20 @@ def train(
     info: iteration, wall_seconds (over all invocations), finished (iteration == num_iterations)
     and stop_reason (None, "max iterations" or "time limit": why an unfinished run stopped).
     """
-    from jspgfn import provenance
-    from jspgfn.gflownet import checkpoint
-
     call_start = time.time()
-    if max_iterations is not None and (
-        isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1
-    ):
-        raise JspgfnError(f"max_iterations must be a positive integer, got {max_iterations!r}")
-    if time_limit is not None and not (
-        isinstance(time_limit, (int, float, np.number)) and not isinstance(time_limit, bool) and time_limit > 0
-    ):
-        raise JspgfnError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    _check_limits(max_iterations, time_limit)
     enable_compilation_cache()
     run = Path(out)
-    if run.exists() and not run.is_dir():
-        raise DataError(run, "exists and is not a folder; --out names the run folder (give a new path)")
-    blocking = next((p for p in run.parents if p.exists() and not p.is_dir()), None)
-    if blocking is not None:
-        raise DataError(run, f"cannot create the run folder: {blocking} is a file")
+    run_folder.check_out(run)
     # Everything that can be refused is checked before the run folder is touched.
     x, interventions, names = _data_array(data)
     source = getattr(data, "source", "") or (data if isinstance(data, (str, os.PathLike)) else "")
     source = os.path.abspath(source) if source else ""
     config = make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names)
     trainer = build_trainer(config, x, interventions)
-    try:
-        run.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(run, f"cannot create the run folder ({exc.strerror or exc})") from None
+    run_folder.create(run)
     with runlock.training(run):  # a second trainer of this folder is refused from here on
-        resume = (run / CHECKPOINT).is_file()
-        if resume and (run / CONFIG).exists():
-            _check_same_run(read_config(run, _TRAIN_ADVICE), config, run)
-        # Without a checkpoint an earlier start never trained (it failed or was stopped before its
-        # first checkpoint): its config.json binds nothing and is replaced by this call's.
-        info = {"iteration": 0, "wall_seconds": 0.0}
-        if resume:
-            template = jax.eval_shape(lambda: trainer.init(seed))
-            state, info = checkpoint.load(run / CHECKPOINT, template)
-        else:
-            state = trainer.init(seed)
-        atomic.write_json(run / CONFIG, config)
-        if not resume:
-            atomic.write_json(run / "provenance.json", provenance.provenance())
-        _trim_metrics(run / METRICS, int(info["iteration"]))
+        state, info = run_folder.start_or_resume(run, trainer, config, seed)
         cfg = trainer.cfg
         target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
         deadline = None if time_limit is None else call_start + time_limit
@@ -367,6 +208,18 @@ def train(
     if not info["finished"]:
         info["stop_reason"] = "time limit" if out_of_time else "max iterations"
     return trainer, state, info
+
+
+def _check_limits(max_iterations, time_limit):
+    """JspgfnError unless max_iterations is None or an int >= 1 and time_limit None or a number > 0."""
+    if max_iterations is not None and (
+        isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1
+    ):
+        raise JspgfnError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    if time_limit is not None and not (
+        isinstance(time_limit, (int, float, np.number)) and not isinstance(time_limit, bool) and time_limit > 0
+    ):
+        raise JspgfnError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
 
 
 def _train_until(trainer, state, info, run, target, deadline, progress):
@@ -378,54 +231,30 @@ def _train_until(trainer, state, info, run, target, deadline, progress):
     done = int(info["iteration"])
     chunk = cfg.iterations_per_dispatch
     out_of_time = False
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=cfg.num_iterations, initial=done, unit="it", desc="jspgfn train", dynamic_ncols=True)
     last_save = time.time()
     start_wall = time.time() - float(info["wall_seconds"])
-    with open(run / METRICS, "a") as metrics_file:
-        try:
-            while done < target:
-                n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
-                tick = time.time()
-                state, metrics = trainer.run_chunk(state, n)
-                loss = float(metrics["loss"])  # blocks until the chunk is done
-                done += n
-                rate = n / max(time.time() - tick, 1e-9)
-                if not np.isfinite(loss):
-                    where = "in a new --out folder" if (run / CHECKPOINT).is_file() else "(the same --out is fine)"
-                    raise TrainingDiverged(
-                        f"{run}: training diverged (non-finite loss at iteration {done}); look for extreme "
-                        f"values in the data, or train with a smaller learning_rate {where}"
-                    )
-                metrics_file.write(
-                    json.dumps(
-                        {
-                            "iteration": done,
-                            "loss": loss,
-                            "abs_delta": float(metrics["abs_delta"]),
-                            **{k: float(v) for k, v in metrics.items() if k not in ("loss", "abs_delta")},
-                            "iterations_per_second": rate,
-                        }
-                    )
-                    + "\n"
+    with TrainingLog(run / METRICS, cfg.num_iterations, done, progress) as log:
+        while done < target:
+            n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
+            tick = time.time()
+            state, metrics = trainer.run_chunk(state, n)
+            loss = float(metrics["loss"])  # blocks until the chunk is done
+            done += n
+            rate = n / max(time.time() - tick, 1e-9)
+            if not np.isfinite(loss):
+                where = "in a new --out folder" if (run / CHECKPOINT).is_file() else "(the same --out is fine)"
+                raise TrainingDiverged(
+                    f"{run}: training diverged (non-finite loss at iteration {done}); look for extreme "
+                    f"values in the data, or train with a smaller learning_rate {where}"
                 )
-                metrics_file.flush()
-                if bar is not None:
-                    bar.update(n)
-                    bar.set_postfix(loss=f"{loss:.3f}", its=f"{rate:.1f}/s")
-                info = {"iteration": done, "wall_seconds": time.time() - start_wall}
-                out_of_time = deadline is not None and done < target and time.time() >= deadline
-                if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
-                    checkpoint.save(run / CHECKPOINT, state, info)
-                    last_save = time.time()
-                if out_of_time:
-                    break
-        finally:
-            if bar is not None:
-                bar.close()
+            log.record(done, n, loss, metrics, rate)
+            info = {"iteration": done, "wall_seconds": time.time() - start_wall}
+            out_of_time = deadline is not None and done < target and time.time() >= deadline
+            if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
+                checkpoint.save(run / CHECKPOINT, state, info)
+                last_save = time.time()
+            if out_of_time:
+                break
     if done >= target and not (run / CHECKPOINT).is_file():
         checkpoint.save(run / CHECKPOINT, state, info)
     return state, dict(info, iteration=done), out_of_time
@@ -439,7 +268,7 @@ def load_run(run_dir):
     runlock.check_not_training(run)
     if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
         raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
-    config = with_family(read_config(run, _SAMPLE_ADVICE))
+    config = with_family(read_config(run, SAMPLE_ADVICE))
     x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
     trainer = build_trainer(config, x, np.zeros_like(x, np.uint8) if config.get("interventional") else None)
     template = jax.eval_shape(lambda: trainer.init(config["seed"]))

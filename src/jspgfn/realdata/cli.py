@@ -110,7 +110,8 @@ def _held_out(value):
 
 
 def _run_gene_expression(args):
-    from jspgfn.realdata.gene_expression import load_gene_expression, write_simulated_gene_expression
+    from jspgfn.realdata.gene_expression import load_gene_expression
+    from jspgfn.realdata.gene_expression_simulated import write_simulated_gene_expression
 
     _check_out(args.out)
     if args.input is None:
