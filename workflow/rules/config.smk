@@ -103,7 +103,9 @@ def _path_problem(value):
 def load_config(config):
     """Validate the snakemake `config` in place (defaults filled), then cross-check ids."""
     if not config:
-        config_error([], "empty config: expected a mapping with preset and experiments (and methods overlaying the registry)")
+        config_error(
+            [], "empty config: expected a mapping with preset and experiments (and methods overlaying the registry)"
+        )
     from jspgfn.registry import resolve_methods
 
     # Every method of the registry for this preset, with the config's own `methods` entries over them.
