@@ -167,6 +167,41 @@ def test_stop_target_changes_the_gradient_not_the_loss():
     assert same(paper[1], target[1])
 
 
+def test_stop_target_switched_off_is_the_papers_loss():
+    """use_target False (stop_target_after, before the switch): a target network far from the online one
+    changes nothing, loss and gradient are the paper's; switched on, that target changes the loss."""
+    d = 4
+    model, net, params = _net("lingauss-diag", d)
+    other = net.init(jax.random.PRNGKey(5), jnp.zeros((1, d, d), jnp.uint8))
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((20, d)), jnp.float32)
+    prior = get_graph_prior("uniform", d)
+    cfg = LossConfig(num_theta_samples=3)
+    graphs, actions = jnp.zeros((2, d, d), jnp.uint8), jnp.array([1, 2 * d + 3], jnp.int32)
+
+    def value_and_grads(target, use_target):
+        (loss, _), grads = jax.value_and_grad(subtb_loss, has_aux=True)(
+            params,
+            net.apply,
+            model,
+            prior,
+            graphs,
+            actions,
+            jax.random.PRNGKey(0),
+            x,
+            20,
+            cfg,
+            None,
+            target,
+            use_target,
+        )
+        return float(loss), jax.tree_util.tree_leaves(grads)
+
+    paper, off, on = value_and_grads(None, True), value_and_grads(other, jnp.bool_(False)), value_and_grads(other, True)
+    assert off[0] == pytest.approx(paper[0], rel=1e-6)
+    assert all(np.allclose(u, v, rtol=1e-5, atol=1e-7) for u, v in zip(paper[1], off[1]))
+    assert on[0] != pytest.approx(paper[0], rel=1e-3)
+
+
 def _reward_inputs(model, seed, rows, d=4):
     """Graphs [B, d, d], theta on them [B, 2, d, d] (node layout), data [rows, d], a random 0/1 mask."""
     graphs = jnp.asarray(_graphs(d, seed=seed))

@@ -97,6 +97,33 @@ def test_beyond_paper_replay_options_resume_bit_for_bit(data_dir, tmp_path):
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(plain.params), _leaves(a.params)))
 
 
+def test_stop_target_after_a_share_of_the_run(data_dir, tmp_path):
+    """stop_target_after: until that share of the run the target is a copy of the network (the paper's
+    loss and gradient), then a Polyak average."""
+    options = {**TINY, "num_iterations": 4, "stop_target_tau": 0.5, "stop_target_after": 0.5}
+    trainer, _, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    plain, _, _ = train(
+        data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides={**TINY, "num_iterations": 4}, progress=False
+    )
+    states, papers = [trainer.init(0)], [plain.init(0)]
+    for _ in range(4):
+        states.append(trainer.run_chunk(states[-1], 1)[0])
+        papers.append(plain.run_chunk(papers[-1], 1)[0])
+    for step in (1, 2):  # before the switch at step 2: the target follows the network, the paper's updates
+        for p, t, q in zip(
+            *(_leaves(x) for x in (states[step].params, states[step].target_params, papers[step].params))
+        ):
+            np.testing.assert_array_equal(t, p)
+            np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
+    for step in (3, 4):  # from step 2 on: Polyak averages, and updates that differ from the paper's
+        new, old, target = (
+            _leaves(t) for t in (states[step].params, states[step - 1].target_params, states[step].target_params)
+        )
+        for n, o, t in zip(new, old, target):
+            np.testing.assert_allclose(t, 0.5 * n + 0.5 * o, rtol=1e-5, atol=1e-7)
+    assert any(not np.allclose(x, y) for x, y in zip(_leaves(states[4].params), _leaves(papers[4].params)))
+
+
 EXPECTED = {
     "lingauss-diag": ("lingauss", "diag"),
     "lingauss-full": ("lingauss", "full"),

@@ -82,6 +82,12 @@ def exploration(cfg, step):
     return cfg.exploration_start + frac * (cfg.exploration_end - cfg.exploration_start)
 
 
+def stop_target_on(cfg, step):
+    """bool []: whether the child's stop comes from the target network at this optimisation step
+    (stop_target_tau > 0, after the first stop_target_after share of the run; beyond the paper)."""
+    return step >= jnp.floor(cfg.stop_target_after * cfg.num_iterations)
+
+
 @dataclasses.dataclass(frozen=True)
 class Trainer:
     """Everything static about a run; methods are pure and jitted."""
@@ -136,7 +142,18 @@ class Trainer:
         logits = jnp.where(explore[:, None], uniform, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
 
-    def loss(self, params, graphs, actions, key, x, interventions=None, trajectories=None, target_params=None):
+    def loss(
+        self,
+        params,
+        graphs,
+        actions,
+        key,
+        x,
+        interventions=None,
+        trajectories=None,
+        target_params=None,
+        use_target=True,
+    ):
         """The SubTB loss on replayed transitions, plus (trajectories = (actions [K, T], length [K]),
         with trajectory_balance > 0) the whole-trajectory term."""
         cfg = loss_config(self.cfg)
@@ -153,6 +170,7 @@ class Trainer:
             cfg,
             interventions,
             target_params,
+            use_target,
         )
         if trajectories is not None:
             term, abs_delta = trajectory_loss(
@@ -194,8 +212,9 @@ class Trainer:
             rows = jax.random.randint(k_rows, (cfg.minibatch_rows,), 0, x.shape[0])
             x = x[rows]
             interventions = None if interventions is None else interventions[rows]
+        use_target = stop_target_on(cfg, state.step)
         (loss, metrics), grads = jax.value_and_grad(self.loss, has_aux=True)(
-            state.params, graphs, acts, k_theta, x, interventions, traj_batch, state.target_params
+            state.params, graphs, acts, k_theta, x, interventions, traj_batch, state.target_params, use_target
         )
         per_transition = metrics.pop("per_transition")
         if priorities is not None:
@@ -204,7 +223,9 @@ class Trainer:
         params = optax.apply_updates(state.params, updates)
         target = state.target_params
         if target is not None:
-            target = optax.incremental_update(params, target, cfg.stop_target_tau)
+            # Until the target is used it is a copy of the network (step size 1), then a Polyak average.
+            tau = jnp.where(use_target, cfg.stop_target_tau, 1.0)
+            target = optax.incremental_update(params, target, tau)
         new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities, target)
         return new, metrics
 

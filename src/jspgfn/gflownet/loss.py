@@ -16,7 +16,8 @@ q(theta | G) directly, theta_elbo * mean over the 2B graphs of
 -(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
 Optional (`target_params`, training option `stop_target_tau` > 0, beyond the paper): the child's
 log P(stop | G') from a slowly updated copy of the network, without gradient (one more forward pass on
-the B graphs G'); the loss value and its solution are unchanged.
+the B graphs G'); the loss value and its solution are unchanged. `use_target` (a traced bool) switches it
+on; while False the loss is the paper's (option `stop_target_after`: the target only after a share of the run).
 Optional (`trajectory_balance` > 0, beyond the paper): the same SubTB condition over every
 sub-trajectory (G_i, theta_i) <- (G_i, .) -> ... -> (G_j, .) -> (G_j, theta_j) of whole replayed
 trajectories, SubTB(lambda) (see `trajectory_loss`).
@@ -77,6 +78,7 @@ def subtb_loss(
     cfg,
     interventions=None,
     target_params=None,
+    use_target=True,
 ):
     """The JSP-GFN loss on a batch of transitions.
 
@@ -89,6 +91,7 @@ def subtb_loss(
       cfg: LossConfig; interventions: optional 0/1 [M, d], the intervened entries of x.
       target_params: optional parameters of a slowly updated copy of the network; when given, the
         child's log P(stop | G') comes from it, without gradient (beyond the paper).
+      use_target: bool [] (may be traced): whether target_params is used; False gives the paper's loss.
     Returns: (loss scalar, metrics dict).
     """
     b, d, _ = graphs.shape
@@ -118,8 +121,9 @@ def subtb_loss(
         log_r = log_rewards(model, graph_prior, theta, both, x, num_total, interventions)  # [2B, S], no grad
     if target_params is not None:
         out_next = apply_fn(target_params, both[b:], 0)
-        log_stop_next = policy.log_stop_prob(out_next["stop_logit"], emask[b:])
-        log_stop = jnp.concatenate([log_stop[:b], jax.lax.stop_gradient(log_stop_next)])
+        log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
+        log_stop_next = jnp.where(use_target, log_stop_next, log_stop[b:])
+        log_stop = jnp.concatenate([log_stop[:b], log_stop_next])
     log_pt = log_stop[:, None] + log_q  # log P(theta | G)
 
     lhs = log_r[b:][:, None, :] + log_pb[:, None, None] + log_pt[:b][:, :, None]  # [B, S, S']

@@ -46,6 +46,7 @@ class TrainConfig:
     trajectory_lambda: float = 1.0  # SubTB(lambda): a sub-trajectory of n transitions weighs lambda ** (n - 1)
     trajectory_capacity: int = 1000  # finished trajectories kept for it (the most recent)
     stop_target_tau: float = 0.0  # > 0: log P(stop | G') from a Polyak-averaged network, beyond the paper
+    stop_target_after: float = 0.0  # that target only after this share of the run (the paper's loss before)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     max_parents: int | None = None
     # optimiser
@@ -126,7 +127,14 @@ _RANGES = {
         _NON_NEGATIVE,
     ),
     **dict.fromkeys(
-        ("stop_target_tau", "exploration_start", "exploration_end", "exploration_fraction", "end_learning_rate_factor"),
+        (
+            "stop_target_tau",
+            "stop_target_after",
+            "exploration_start",
+            "exploration_end",
+            "exploration_fraction",
+            "end_learning_rate_factor",
+        ),
         _UNIT,
     ),
 }
