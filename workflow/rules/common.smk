@@ -32,9 +32,9 @@ def exact_dataset_ids(eid):
 
 
 def exact_resources(wildcards):
-    """(minutes, MB) for the exact rule: 30 min and 4 GB while exact_dp.dp_cost estimates under a minute
+    """(minutes, MB) for the exact rule: 30 min and 4 GB while exact_dp_cost.dp_cost estimates under a minute
     (d <= 16), beyond twice its estimate plus 30 min for the exact samples (d = 20: 94 min, 4 GB)."""
-    from jspgfn.exact_dp import dp_cost
+    from jspgfn.exact_dp_cost import dp_cost
 
     seconds, peak = dp_cost(experiment(wildcards)["data"]["d"])
     minutes = 30 if seconds < 60 else 30 + math.ceil(2 * seconds / 60)
