@@ -14,6 +14,8 @@ if not workflow.config_settings.configfiles:
 
 include: "workflow/rules/config.smk"
 include: "workflow/rules/common.smk"
+include: "workflow/rules/job_arguments.smk"
+include: "workflow/rules/figure_specs.smk"
 
 
 load_config(config)

@@ -14,7 +14,8 @@ import tracemalloc
 
 import numpy as np
 
-from jspgfn.exact_dp import local_scores, sample_dags, subset_posterior
+from jspgfn.exact_dp import local_scores, subset_posterior
+from jspgfn.exact_sampler import sample_dags
 from jspgfn.generate import generate
 from jspgfn.models import LinearGaussian, get_graph_prior
 

@@ -85,15 +85,15 @@ def test_no_issue_numbers_or_line_numbers_of_other_files(page):
 
 def workflow_stems():
     """{stem: experiment} of every table and figure the paper preset draws: the small-graph ones
-    (figure_targets and FIGURE_SPECS in workflow/rules/common.smk) and config/config.yaml's `figures:`."""
+    (figure_targets and FIGURE_SPECS in workflow/rules/figure_specs.smk) and config/config.yaml's `figures:`."""
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     small = config.get("small_graphs", "small_graphs")
-    common = (ROOT / "workflow" / "rules" / "common.smk").read_text()
-    specs = common[common.index("FIGURE_SPECS = {") : common.index("\n}\n", common.index("FIGURE_SPECS = {"))]
+    source = (ROOT / "workflow" / "rules" / "figure_specs.smk").read_text()
+    specs = source[source.index("FIGURE_SPECS = {") : source.index("\n}\n", source.index("FIGURE_SPECS = {"))]
     small_stems = re.findall(r'^    "(\w+)": \{', specs, re.M)
-    assert small_stems, "FIGURE_SPECS not found in workflow/rules/common.smk"
-    listed = re.search(r'stems = \[((?:"\w+", )+)\*FIGURE_SPECS', common)
-    assert listed, "figure_targets' fixed small-graph stems not found in workflow/rules/common.smk"
+    assert small_stems, "FIGURE_SPECS not found in workflow/rules/figure_specs.smk"
+    listed = re.search(r'stems = \[((?:"\w+", )+)\*FIGURE_SPECS', source)
+    assert listed, "figure_targets' fixed small-graph stems not found in workflow/rules/figure_specs.smk"
     stems = {stem: small for stem in re.findall(r'"(\w+)"', listed.group(1)) + small_stems}
     for eid, experiment in config["experiments"].items():
         for stem in experiment.get("figures") or {}:

@@ -1,4 +1,5 @@
-"""The subset dynamic program (exact_dp.py) against the enumeration of every DAG (exact.py)."""
+"""The subset dynamic program (exact_dp.py), its exact sampler (exact_sampler.py) and cost estimate
+(exact_dp_cost.py) against the enumeration of every DAG (exact.py)."""
 
 import numpy as np
 import pytest
@@ -7,15 +8,8 @@ from scipy.special import logsumexp
 from jspgfn.conjugate import local_score_table, parent_codes
 from jspgfn.errors import JspgfnError
 from jspgfn.exact import _all_dags, compute_exact_posterior
-from jspgfn.exact_dp import (
-    _LayerSampler,
-    edge_posterior,
-    local_scores,
-    log_prob_dags,
-    sample_dags,
-    sample_joint,
-    subset_posterior,
-)
+from jspgfn.exact_dp import edge_posterior, local_scores, subset_posterior
+from jspgfn.exact_sampler import _LayerSampler, log_prob_dags, sample_dags, sample_joint
 from jspgfn.generate import generate
 from jspgfn.graphs import is_dag, transitive_closure
 from jspgfn.models import LinearGaussian, get_graph_prior
@@ -298,10 +292,11 @@ def test_chunked_levels_equal_the_unchunked_program(monkeypatch):
     """The DP levels processed a few rows at a time (tiny CHUNK_TERMS) give the same tables, and the progress
     callback counts exactly dp_terms(d) terms."""
     import jspgfn.exact_dp as exact_dp
+    import jspgfn.subsets as subsets
 
     scores = local_scores(MODEL, _dataset(7, 40, seed=1).train, max_parents=3)
     whole = subset_posterior(scores)
-    monkeypatch.setattr(exact_dp, "CHUNK_TERMS", 8)
+    monkeypatch.setattr(subsets, "CHUNK_TERMS", 8)
     done = []
     chunked = subset_posterior(scores, progress=done.append)
     assert len(done) > 2 * 7  # more than one call per level: the chunking is exercised
@@ -316,7 +311,8 @@ def test_memory_estimate_bounds_what_the_program_allocates(monkeypatch):
     subset_posterior (tracemalloc) at d=14, with small chunks; whole levels at once would exceed it."""
     import tracemalloc
 
-    import jspgfn.exact_dp as exact_dp
+    import jspgfn.exact_dp_cost as exact_dp_cost
+    import jspgfn.subsets as subsets
 
     scores = local_scores(MODEL, _dataset(14, 50, seed=0).train)
 
@@ -327,15 +323,15 @@ def test_memory_estimate_bounds_what_the_program_allocates(monkeypatch):
         tracemalloc.stop()
         return peak
 
-    monkeypatch.setattr(exact_dp, "CHUNK_TERMS", 1 << 14)
-    bound = exact_dp.dp_cost(14)[1] - exact_dp.MEMORY_MARGIN
+    monkeypatch.setattr(subsets, "CHUNK_TERMS", 1 << 14)
+    bound = exact_dp_cost.dp_cost(14)[1] - exact_dp_cost.MEMORY_MARGIN
     assert peak_bytes() <= bound
-    monkeypatch.setattr(exact_dp, "CHUNK_TERMS", 1 << 40)  # no chunking: the level temporaries dominate
+    monkeypatch.setattr(subsets, "CHUNK_TERMS", 1 << 40)  # no chunking: the level temporaries dominate
     assert peak_bytes() > bound
 
 
 def test_the_dp_is_refused_with_its_cost_when_it_does_not_fit():
-    from jspgfn.exact_dp import check_dp_fits
+    from jspgfn.exact_dp_cost import check_dp_fits
 
     seconds, peak = check_dp_fits(10, "data.csv", available=2**40)
     assert 0 < seconds < 60 and 0 < peak < 2**30
@@ -347,7 +343,7 @@ def test_the_dp_is_refused_with_its_cost_when_it_does_not_fit():
 
 def test_the_estimate_and_the_refusal_include_the_samples():
     """At d=12 the DP alone fits in 0.5 GiB; 10 million exact samples do not, and the message says so."""
-    from jspgfn.exact_dp import check_dp_fits, dp_cost
+    from jspgfn.exact_dp_cost import check_dp_fits, dp_cost
 
     assert dp_cost(12, 100_000)[0] > dp_cost(12)[0] and dp_cost(12, 100_000)[1] > dp_cost(12)[1]
     check_dp_fits(12, "data.csv", available=2**29)
@@ -360,14 +356,14 @@ def test_sampling_memory_stays_bounded_and_the_samples_unchanged(monkeypatch):
     of samples: 4.1 GB at d=16); what is forgotten is recomputed, so the samples are the same."""
     import tracemalloc
 
-    import jspgfn.exact_dp as exact_dp
+    import jspgfn.exact_sampler as exact_sampler
 
     posterior = subset_posterior(local_scores(MODEL, _dataset(11, 50, seed=2).train))
-    unbounded = exact_dp.sample_dags(posterior, np.random.default_rng(0), 3000)
+    unbounded = exact_sampler.sample_dags(posterior, np.random.default_rng(0), 3000)
     cap = 1 << 18
-    monkeypatch.setattr(exact_dp, "SAMPLER_CACHE_BYTES", cap)
+    monkeypatch.setattr(exact_sampler, "SAMPLER_CACHE_BYTES", cap)
     tracemalloc.start()
-    bounded = exact_dp.sample_dags(posterior, np.random.default_rng(0), 3000)
+    bounded = exact_sampler.sample_dags(posterior, np.random.default_rng(0), 3000)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     np.testing.assert_array_equal(bounded, unbounded)
@@ -376,14 +372,14 @@ def test_sampling_memory_stays_bounded_and_the_samples_unchanged(monkeypatch):
 
 
 def test_cli_exact_refuses_a_dp_larger_than_the_memory(tmp_path, monkeypatch, capsys):
-    import jspgfn.exact_dp as exact_dp
+    import jspgfn.exact_dp_cost as exact_dp_cost
     from jspgfn.cli import main
     from jspgfn.dataset import write_dataset
     from jspgfn.generate import generate
 
     data = tmp_path / "d8"
     write_dataset(data, generate("er1", "linear", 8, 50, 10, seed=0))
-    monkeypatch.setattr(exact_dp, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(exact_dp_cost, "available_memory", lambda: 2**20)
     assert main(["exact", str(data), "--no-progress", "--out", str(tmp_path / "e.npz")]) == 2
     assert "does not fit this machine" in capsys.readouterr().err
     assert not (tmp_path / "e.npz").exists()

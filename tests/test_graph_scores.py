@@ -13,7 +13,9 @@ import scipy.stats
 from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.evaluate import evaluate
 from jspgfn.exact import compute_exact_posterior, sample_exact
-from jspgfn.exact_dp import compute_dp_posterior, local_scores, log_prob_dags, sample_dags, subset_posterior
+from jspgfn.exact_dp import local_scores, subset_posterior
+from jspgfn.exact_dp_posterior import compute_dp_posterior
+from jspgfn.exact_sampler import log_prob_dags, sample_dags
 from jspgfn.generate import generate
 from jspgfn.graphs import enumerate_dags, is_dag
 from jspgfn.models import LinearGaussian, get_graph_prior

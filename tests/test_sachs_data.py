@@ -6,7 +6,7 @@ import pytest
 from jspgfn.dataset import load_dataset
 from jspgfn.errors import DataError, JspgfnError
 from jspgfn.graphs import is_dag
-from jspgfn.realdata import sachs
+from jspgfn.realdata import sachs, sachs_cdt
 
 
 def cdt_path_or_skip():
@@ -157,12 +157,12 @@ def test_malformed_cdt_table_gives_clear_error_and_no_folder(tmp_path):
 
 
 def test_missing_cdt_names_what_to_install(monkeypatch):
-    monkeypatch.setattr(sachs.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(sachs_cdt.importlib.util, "find_spec", lambda name: None)
 
     def no_package(name):
-        raise sachs.importlib.metadata.PackageNotFoundError(name)
+        raise sachs_cdt.importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(sachs.importlib.metadata, "files", no_package)
+    monkeypatch.setattr(sachs_cdt.importlib.metadata, "files", no_package)
     with pytest.raises(JspgfnError, match="pip install --no-deps cdt"):
         sachs.cdt_data_path()
 

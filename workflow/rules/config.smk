@@ -1,6 +1,6 @@
 # Config loading and validation: the method registry's entries with the preset over them (jspgfn.registry),
 # checked against the schema, the baselines' method.yaml and JSP-GFN's options. Functions only (no rules
-# here); the helpers that rules use are in common.smk.
+# here); the helpers that rules use are in common.smk, job_arguments.smk and figure_specs.smk.
 #
 # A bad config stops the workflow before anything runs, with ONE line on stderr:
 #   <config file>: <key.path>: <problem>

@@ -1,6 +1,6 @@
 # Datasets: one folder per (experiment, seed), see src/jspgfn/dataset.py. Synthetic data by `jspgfn generate`;
 # an experiment whose data has a `source` (sachs, gene_expression_simulated, gene_expression) by
-# `jspgfn realdata ...` (realdata_arguments in common.smk), the seed then drawing the rows or the simulation.
+# `jspgfn realdata ...` (realdata_arguments in job_arguments.smk), the seed then drawing the rows or the simulation.
 
 
 rule generate:

@@ -1,7 +1,7 @@
 # Tables and figures of the paper, drawn from the tidy tables only (`jspgfn report ...`): metrics.csv,
 # features.csv, log_pt.csv and capabilities.csv. Table D.1, Table A.1 and Figures 2 and D.1 exist for the
-# experiment named by config["small_graphs"] (SMALL; FIGURE_SPECS in common.smk says what each is drawn
-# from); the others are listed in each experiment's `figures` (FIGURE_KINDS in common.smk).
+# experiment named by config["small_graphs"] (SMALL; FIGURE_SPECS in figure_specs.smk says what each is drawn
+# from); the others are listed in each experiment's `figures` (FIGURE_KINDS in figure_specs.smk).
 
 
 rule table_d1:

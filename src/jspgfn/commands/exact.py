@@ -1,4 +1,4 @@
-"""`jspgfn exact`: the exact posterior of the linear Gaussian model (exact.py for d <= 5, exact_dp.py beyond)."""
+"""`jspgfn exact`: the exact posterior of the linear Gaussian model (exact.py for d <= 5, exact_dp_posterior beyond)."""
 
 import sys
 
@@ -34,7 +34,9 @@ def _progress_bar(total, enabled, desc, unit):
 def _run_exact(args):
     from jspgfn.dataset import load_dataset
     from jspgfn.exact import MAX_EXACT_VARIABLES, compute_exact_posterior, save_exact
-    from jspgfn.exact_dp import check_dp_fits, compute_dp_posterior, dp_terms
+    from jspgfn.exact_dp import dp_terms
+    from jspgfn.exact_dp_cost import check_dp_fits
+    from jspgfn.exact_dp_posterior import compute_dp_posterior
     from jspgfn.models import LinearGaussian, get_graph_prior
 
     check_positive("--obs-var", args.obs_var)

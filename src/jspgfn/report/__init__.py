@@ -8,5 +8,7 @@ figures.py  Figures 2, 3 and D.1, D.2 (seaborn), written as PDF and PNG
 
 posterior_report.py is the one module that reads a run's files rather than the tidy tables: `jspgfn report
 posterior`, one samples file (with its data and, optionally, its run folder) as a self-contained HTML page for
-a user, not a figure of the paper. Its numbers come from evaluate and Posterior; it draws with figures.py.
+a user, not a figure of the paper. Its numbers come from evaluate and Posterior; it draws with figures.py
+and posterior_figures.py (the graphs, weight histograms and training curve), writes its HTML with
+html_page.py and reads the graph label and training log with posterior_inputs.py.
 """

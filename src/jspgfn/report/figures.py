@@ -47,7 +47,8 @@ def figure_features(features, labels, feature_names, stem, max_columns=4):
     """Scatter plots of exact vs estimated features (Figure 2a, Figure D.1).
 
     Several features: one row per method, one column per feature. One feature: the methods
-    side by side, wrapped after `max_columns` panels.
+    side by side, wrapped after `max_columns` panels. Each panel prints the RMSE and Pearson's r of its
+    points. Returns the (closed) matplotlib Figure.
     """
     names = display_names(features)
     labels = [label for label in sort_labels(labels, names) if label in names]
@@ -68,6 +69,7 @@ def figure_features(features, labels, feature_names, stem, max_columns=4):
         ax.set_ylabel("approximation" if index % columns == 0 else "")
     fig.tight_layout()
     save(fig, stem)
+    return fig
 
 
 # A method is far off in a panel when its mean lies more than FAR_OFF robust spreads from the median of
