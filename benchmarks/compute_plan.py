@@ -97,12 +97,26 @@ def sample_budget(config, experiment, method_id, registry=None):
     return float(method.get("num_samples", 1000) * per_sample)
 
 
-def _measured_row(rows, rule, method_id, method):
-    """The measured row of a method's job: by id, else by the baseline it is a variant of (`name`)."""
-    for key in (method_id, method.get("name")):
-        match = rows[(rows["rule"] == rule) & (rows["method"] == key)]
-        if len(match):
-            return match.iloc[0]
+def _same_model(method_id, method, other_id, other):
+    """Two config entries that run the same code on the same model, budgets aside: the same baseline
+    (`name`, else the id) and likelihood, or JSP-GFN with the same likelihood and family."""
+    if method.get("kind") == "jspgfn" or other.get("kind") == "jspgfn":
+        keys = ("kind", "likelihood", "family")
+        return all(method.get(key) == other.get(key) for key in keys)
+    same_name = (method.get("name") or method_id) == (other.get("name") or other_id)
+    return same_name and method.get("likelihood") == other.get("likelihood")
+
+
+def _measured_row(rows, rule, method_id, method, methods):
+    """The measured row of a method's job: by id, else a row of a method with the same model (a variant
+    of the same baseline, or JSP-GFN with the same likelihood and family) of the same experiment."""
+    rows = rows[rows["rule"] == rule]
+    match = rows[rows["method"] == method_id]
+    if len(match):
+        return match.iloc[0]
+    for _, row in rows.iterrows():
+        if row["method"] in methods and _same_model(method_id, method, row["method"], methods[row["method"]]):
+            return row
     return None
 
 
@@ -146,7 +160,7 @@ def predict(config, measured=MEASURED, registry=None):
             method = methods[mid]
             jspgfn = method.get("kind") == "jspgfn"
             rule = "jspgfn_train" if jspgfn else "baseline"
-            row = _measured_row(rows, rule, mid, method)
+            row = _measured_row(rows, rule, mid, method, methods)
             if row is None and mid == "exact":
                 continue  # the d=5 exact posterior: part of the experiment's measured "other" jobs
             ratio = 1.0
@@ -155,7 +169,7 @@ def predict(config, measured=MEASURED, registry=None):
                 ratio = ours / float(row["cost"]) if ours else float("nan")
             add(eid, rule, mid, num, row, ratio, int(method.get("threads", 1)))
             if jspgfn:
-                row = _measured_row(rows, "jspgfn_sample", mid, method)
+                row = _measured_row(rows, "jspgfn_sample", mid, method, methods)
                 if row is not None:
                     ratio = sample_budget(config, eid, mid, registry) / float(row["cost"])
                     add(eid, "jspgfn_sample", mid, num, row, ratio)

@@ -2,6 +2,18 @@
 # features.csv, log_pt.csv and capabilities.csv. Table D.1, Table A.1 and Figures 2 and D.1 exist for the
 # experiment named by config["small_graphs"] (SMALL; FIGURE_SPECS in common.smk says what each is drawn
 # from); the others are listed in each experiment's `figures` (FIGURE_KINDS in common.smk).
+# Every caption ends with what the preset reduces against the paper preset (`reduction`), generated from
+# the configs.
+
+
+def reduction(eid):
+    """The caption sentence on what experiment `eid` of this preset reduces against the paper preset
+    (config/config.yaml): datasets and budgets (jspgfn.report.reductions); '' in the paper preset."""
+    from jspgfn.registry import load_registry
+    from jspgfn.report.reductions import reduction_note
+
+    paper = yaml.safe_load(Path(workflow.basedir, "config", "config.yaml").read_text())
+    return reduction_note(config, eid, paper, load_registry(workflow.basedir))
 
 
 rule table_d1:
@@ -22,6 +34,7 @@ rule table_d1:
         runtime=5,
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
+        reduction=lambda w: reduction(SMALL),
     shell:
         "jspgfn report table-d1 --metrics {input.metrics:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -66,6 +79,7 @@ rule figure:
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w: figure_arguments(w.figure),
+        reduction=lambda w: reduction(SMALL),
     shell:
         "jspgfn report {params.arguments:q} {input:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -93,6 +107,7 @@ rule experiment_figure:
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w, input: experiment_figure_arguments(w.figure, input),
+        reduction=lambda w: reduction(experiment_figures()[w.figure][0]),
     shell:
         "jspgfn report {params.arguments:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -121,5 +136,6 @@ rule experiment_table:
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w, input: experiment_figure_arguments(w.figure, input),
+        reduction=lambda w: reduction(experiment_figures()[w.figure][0]),
     shell:
         "jspgfn report {params.arguments:q} --out {params.stem:q} > {log:q} 2>&1"
