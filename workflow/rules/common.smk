@@ -299,3 +299,13 @@ def log_pt_args(wildcards):
     if log_pt["proposal"] != "uniform":  # the default adds no option, so runs sampled before it stay valid
         args += ["--log-pt-proposal", log_pt["proposal"]]
     return args
+
+
+def reduction(eid):
+    """The caption sentence on what experiment `eid` of this preset reduces against the paper preset
+    (config/config.yaml): datasets and budgets (jspgfn.report.reductions); '' in the paper preset."""
+    from jspgfn.registry import load_registry
+    from jspgfn.report.reductions import reduction_note
+
+    paper = yaml.safe_load(Path(workflow.basedir, "config", "config.yaml").read_text())
+    return reduction_note(config, eid, paper, load_registry(workflow.basedir))

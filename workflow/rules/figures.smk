@@ -2,18 +2,8 @@
 # features.csv, log_pt.csv and capabilities.csv. Table D.1, Table A.1 and Figures 2 and D.1 exist for the
 # experiment named by config["small_graphs"] (SMALL; FIGURE_SPECS in common.smk says what each is drawn
 # from); the others are listed in each experiment's `figures` (FIGURE_KINDS in common.smk).
-# Every caption ends with what the preset reduces against the paper preset (`reduction`), generated from
-# the configs.
-
-
-def reduction(eid):
-    """The caption sentence on what experiment `eid` of this preset reduces against the paper preset
-    (config/config.yaml): datasets and budgets (jspgfn.report.reductions); '' in the paper preset."""
-    from jspgfn.registry import load_registry
-    from jspgfn.report.reductions import reduction_note
-
-    paper = yaml.safe_load(Path(workflow.basedir, "config", "config.yaml").read_text())
-    return reduction_note(config, eid, paper, load_registry(workflow.basedir))
+# Every caption ends with what the preset reduces against the paper preset (`reduction` in common.smk),
+# generated from the configs.
 
 
 rule table_d1:
