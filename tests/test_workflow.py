@@ -267,6 +267,49 @@ def test_exact_posterior_on_the_first_datasets_only(workdir):
     assert not (workdir / "results").exists()
 
 
+def test_captions_end_with_the_presets_reductions(tmp_path):
+    """Every caption template of a figure or table rendered with the quick preset's resolved config (the
+    workflow's own results/quick/config.yaml) ends with the reduction sentence that the rule passes: the
+    dataset count against the paper preset's and the budgets (jspgfn.report.reductions)."""
+    from types import SimpleNamespace
+
+    import jinja2
+    from docutils.core import publish_parts
+
+    from jspgfn.registry import load_registry
+    from jspgfn.report.reductions import reduction_note
+
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "results/quick/config.yaml", "--cores", "1", "--configfile", "config/quick.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+    resolved = yaml.safe_load((workdir / "results" / "quick" / "config.yaml").read_text())
+    paper = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    registry = load_registry(ROOT)
+    report = ROOT / "workflow" / "report"
+    stems = {stem: eid for eid, exp in resolved["experiments"].items() for stem in exp["figures"]}
+    stems.update({stem: resolved["small_graphs"] for stem in ("figure_2a", "figure_2b", "figure_d1", "table_d1")})
+    for stem, eid in stems.items():
+        template = (
+            "table_d1.rst"
+            if stem == "table_d1"
+            else "figure.rst"
+            if stem.startswith("figure_2") or stem == "figure_d1"
+            else "experiment_figure.rst"
+        )
+        note = reduction_note(resolved, eid, paper, registry)
+        snake = SimpleNamespace(
+            config=resolved, wildcards=SimpleNamespace(figure=stem), params=SimpleNamespace(reduction=note)
+        )
+        caption = jinja2.Template((report / template).read_text()).render(snakemake=snake)
+        # as the report renders it (reStructuredText to HTML), with no warning (halt on any)
+        publish_parts(caption, writer_name="html", settings_overrides={"halt_level": 2, "report_level": 2})
+        exp = resolved["experiments"][eid]
+        assert caption.rstrip().endswith(note), (stem, caption[-300:])
+        if exp["num_datasets"] != paper["experiments"][eid]["num_datasets"]:
+            assert f"{exp['num_datasets']} of the paper preset's 20 datasets" in caption, stem
+        assert "budgets: " in caption and "(paper " in caption, stem
+
+
 def test_jspgfn_takes_the_likelihood_settings_as_params(workdir):
     """A JSP-GFN method's params may hold its likelihood's settings, as a baseline's do: they reach
     `jspgfn train` as --param, beside the training options."""
@@ -606,6 +649,8 @@ def test_smoke_preset_end_to_end(tmp_path):
     # The real-data captions say what the data is: reconstructed labels, tertiles, a reference, simulated.
     for words in ("RECONSTRUCTED", "tertiles", "REFERENCE, not a ground truth", "SIMULATED", "Real data"):
         assert words in html, words
+    # Every caption ends with what the smoke preset reduces against the paper preset (2 of 20 datasets, ...).
+    assert "2 of the paper preset's 20 datasets" in html and "(paper 30,000" in html
 
     # A second run has nothing to do.
     again = snakemake(workdir, "-n", "--configfile", "config/smoke.yaml", *roots)
