@@ -13,7 +13,8 @@ generate the same kind of data (same d, N).
 With --predict it needs no run: it PREDICTS a preset's time from the measured per-job times committed in
 benchmarks/measured_job_times.csv (each row: a job of an experiment, its measured wall seconds, the budget
 `cost` it ran with, where the number comes from), scaled by the ratio of the preset's budget to the
-measured one and multiplied by the preset's dataset count. It prints per experiment the job time (sum of
+measured one (all but the job's fixed cost: start, imports, compilation, the `fixed` rows, from CI's smoke
+run) and multiplied by the preset's dataset count. It prints per experiment the job time (sum of
 the jobs' wall times), the slot time (job time x the job's threads: a JSP-GFN training job takes 2 of the 2
 cores) and the wall time on CORES cores (slot time / cores, perfect packing: a lower bound on the
 schedule, from measurements that are upper bounds, mostly taken on shared cores).
@@ -130,12 +131,18 @@ def predict(config, measured=MEASURED, registry=None):
     cap = config.get("max_datasets")
     out = []
 
+    fixed_rows = table[(table["experiment"] == "all") & (table["rule"] == "fixed")]
+    fixed = {row["method"]: float(row["seconds"]) for _, row in fixed_rows.iterrows()}
+
     def add(eid, rule, mid, jobs, row, ratio=1.0, threads=1):
         seconds = float("nan") if row is None else 0.0 if row["seconds"] == "" else float(row["seconds"])
         basis = "no measurement" if row is None else row["source"]
         if row is not None and row["seconds"] == "" and ratio != 1.0:
             basis = f"budget x{ratio:.2g} of the measured one, but measured only together with other jobs: not scaled"
-        job_s = seconds * ratio * jobs
+        # A job's fixed cost (start, imports, compilation) does not scale with its budget.
+        base = min(fixed.get(rule, 0.0), seconds) if seconds > 0 else 0.0
+        per_job = base + (seconds - base) * ratio if seconds > 0 else seconds
+        job_s = per_job * jobs
         out.append(
             dict(
                 experiment=eid,
@@ -182,7 +189,7 @@ def predict(config, measured=MEASURED, registry=None):
                 if rule == "probe":
                     jobs = len(exp["methods"])
                 add(eid, rule, "", jobs, row)
-    for _, row in table[table["experiment"] == "all"].iterrows():
+    for _, row in table[(table["experiment"] == "all") & (table["rule"] != "fixed")].iterrows():
         add("all", row["rule"], "", 1, row)
     return pd.DataFrame(out)
 

@@ -41,6 +41,23 @@ def test_a_job_is_scaled_by_its_budget_and_the_dataset_count(plan, tmp_path):
     assert row["slot_s"] == pytest.approx(100.0)
 
 
+def test_a_jobs_fixed_cost_is_not_scaled(plan, tmp_path):
+    measured = tmp_path / "measured.csv"
+    measured.write_text(
+        "experiment,rule,method,seconds,cost,source\n"
+        "e,baseline,mh-mc3,100,1100000,test\n"
+        "all,fixed,baseline,10,,start and imports\n"
+    )
+    config = _config(["mh-mc3"], num_datasets=1)
+    config["methods"] = {
+        "mh-mc3": {"params": {"num_chains": 10, "burn_in": 5000, "thinning": 500, "num_samples": 1000}}
+    }
+    table = plan.predict(config, measured)
+    # 10 s of start-up, then the other 90 s at half the budget; the fixed row is no job of its own.
+    assert list(table["rule"]) == ["baseline"]
+    assert table.iloc[0]["job_s"] == pytest.approx(10 + 90 * 0.5)
+
+
 def test_a_two_thread_job_takes_two_slots_and_a_variant_uses_its_models_measurement(plan, tmp_path):
     measured = tmp_path / "measured.csv"
     # jspgfn-diag measured at 6,000 iterations x batch 128 x 4 theta samples.
