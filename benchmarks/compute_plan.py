@@ -201,7 +201,9 @@ def print_prediction(config, cores=2, measured=MEASURED):
     print(f"# PREDICTED time of the {preset} preset from measured per-job times ({Path(measured).name};")
     print(f"# budgets scaled by each method's registry `cost`); wall time on {cores} cores = slot time / {cores}.")
     print(f"# Not a timed run: `time make {preset}` from empty folders on {cores} quiet cores is the check.\n")
-    print("| experiment | datasets | job time, min | slot time, min | wall time on 2 cores, min | largest jobs |")
+    print(
+        f"| experiment | datasets | job time, min | slot time, min | wall time on {cores} cores, min | largest jobs |"
+    )
     print("|---|---|---|---|---|---|")
     for eid, part in table.groupby("experiment", sort=False):
         exp = config["experiments"].get(eid, {})
