@@ -162,3 +162,9 @@ def test_readme_times_are_the_compute_plans_prediction_for_the_quick_preset():
     assert int(total.group(1)) == round(table["slot_s"].sum() / 2 / 60)
     assert int(total.group(2)) == round(table["job_s"].sum() / 60)
     assert int(total.group(1)) <= 90
+    # docs/speed.md's table of the same prediction: each experiment's wall time, and the total.
+    speed = (ROOT / "docs" / "speed.md").read_text()
+    for eid, exp in quick["experiments"].items():
+        row = re.search(rf"^\| {eid} \| {exp['num_datasets']} \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|", speed, re.M)
+        assert row and row.group(1) == f"{wall[eid]:.1f}", (eid, row and row.group(1), wall[eid])
+    assert f"**{round(table['slot_s'].sum() / 2 / 60)} (predicted)**" in speed
