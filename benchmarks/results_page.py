@@ -2,12 +2,15 @@
 
     .venv/bin/python benchmarks/results_page.py --figures figures/quick --results results/quick
     make results-page                      # the same, for the quick preset
+    .venv/bin/python benchmarks/results_page.py --reductions config/quick.yaml   # only the reductions, per experiment
 
 For every stem of workflow/resources/paper_figures.yaml (the workflow's tables and figures, in page order):
 a figure's STEM.png is copied into the images folder (docs/results/ beside docs/results.md) and embedded; a
 table's STEM.csv (the numbers the workflow wrote) is printed as a Markdown table. Beside each: what the paper
 reports there, and for Table D.1 and Figure 2b the paper's own numbers (the method registry's `paper_table_d1`).
-Stems the run did not draw are listed as missing. The page is stamped with the commit (`git rev-parse HEAD`,
+Stems the run did not draw are listed as missing. Under each stem: what the run's preset reduces against the
+paper preset (datasets and budgets, generated from the run's config by jspgfn.report.reductions, the
+sentence that ends the figure's caption). The page is stamped with the commit (`git rev-parse HEAD`,
 marked when the working tree has changes) and the date. The page and the images are written atomically
 (temporary name, then rename); images of an earlier page that this run no longer draws are removed.
 """
@@ -114,10 +117,36 @@ def resolved_config(results):
     return yaml.safe_load(path.read_text())
 
 
-def section(stem, spec, figures, image_dir, image_link):
+def reductions(config, paper_config=None):
+    """{experiment id: the sentence on what `config` reduces against the paper preset} (jspgfn.report.reductions;
+    '' where nothing is reduced)."""
+    from jspgfn.registry import load_registry
+    from jspgfn.report.reductions import reduction_note
+
+    paper_config = paper_config or yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    registry = load_registry(ROOT)
+    return {eid: reduction_note(config, eid, paper_config, registry) for eid in config.get("experiments", {})}
+
+
+def _markdown(note):
+    """A reduction sentence (reStructuredText literals ``x``) as Markdown: `x`, and * escaped."""
+    return note.replace("``", "`").replace("*", "\\*")
+
+
+def reductions_markdown(config):
+    """The reductions of a preset as a Markdown list, one item per experiment, RST literals as Markdown code."""
+    lines = []
+    for eid, note in reductions(config).items():
+        lines.append(f"- `{eid}`: {_markdown(note) or 'as the paper preset.'}")
+    return "\n".join(lines)
+
+
+def section(stem, spec, figures, image_dir, image_link, reduction=""):
     """(Markdown of one stem's section, image file name or None, drawn?)."""
     title = spec["paper"] or "beyond the paper"
     lines = [f"### `{stem}` ({title}; experiment `{spec['experiment']}`)", ""]
+    if reduction:
+        lines += [_markdown(reduction), ""]
     png, csv = figures / f"{stem}.png", figures / f"{stem}.csv"
     image = None
     if png.is_file():
@@ -145,13 +174,16 @@ def write_page(figures, out, results=None, commit=None, today=None, specs_path=P
         commit = f"{commit} (with uncommitted changes)" if dirty else commit
     today = today or datetime.date.today().isoformat()
     config = resolved_config(results)
+    notes = reductions(config) if config is not None else {}
     image_dir = out.with_suffix("")
     image_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{image_dir.name}.", suffix=".tmp", dir=image_dir))
     try:
         sections, images, drawn = [], [], []
         for stem, spec in specs.items():
-            text, image, was_drawn = section(stem, spec, figures, staging, image_dir.name)
+            text, image, was_drawn = section(
+                stem, spec, figures, staging, image_dir.name, notes.get(spec["experiment"], "")
+            )
             sections.append(text)
             images += [image] if image else []
             drawn += [stem] if was_drawn else []
@@ -192,7 +224,13 @@ def main(argv=None):
     parser.add_argument("--figures", default="figures/quick", help="the run's figures folder (default figures/quick)")
     parser.add_argument("--results", default="results/quick", help="the run's results folder, for its config.yaml")
     parser.add_argument("--out", default=str(ROOT / "docs" / "results.md"), help="the page (default docs/results.md)")
+    parser.add_argument(
+        "--reductions", metavar="CONFIG", help="print only what CONFIG reduces against the paper preset"
+    )
     args = parser.parse_args(argv)
+    if args.reductions:
+        print(reductions_markdown(yaml.safe_load(Path(args.reductions).read_text())))
+        return 0
     drawn = write_page(args.figures, args.out, args.results)
     print(f"wrote {args.out}: {len(drawn)} tables and figures, images in {Path(args.out).with_suffix('')}/")
     return 0

@@ -136,3 +136,35 @@ def test_paper_figures_yaml_matches_the_workflow_and_the_readme():
         assert spec["experiment"] == stems[stem], stem
         assert table[stem][0] == (spec["paper"] or "beyond the paper"), stem
         assert spec["paper_reports"].strip(), stem
+
+
+def test_readme_times_are_the_compute_plans_prediction_for_the_quick_preset():
+    """The README's time column and its total are what `benchmarks/compute_plan.py config/quick.yaml --predict`
+    predicts (wall minutes on 2 cores per experiment, rounded), with the quick preset's dataset counts."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compute_plan", ROOT / "benchmarks" / "compute_plan.py")
+    plan = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plan)
+    quick = yaml.safe_load((ROOT / "config" / "quick.yaml").read_text())
+    table = plan.predict(quick)
+    wall = table.groupby("experiment")["slot_s"].sum() / 2 / 60
+    text = (ROOT / "README.md").read_text()
+    seen = set()
+    for eid, exp in quick["experiments"].items():
+        cell = re.search(rf"\| `{eid}` \| [^|]* \| (\d+) min \((\d+) datasets?", text)
+        assert cell, f"README table: no predicted time for {eid}"
+        assert int(cell.group(1)) == round(wall[eid]), (eid, cell.group(1), wall[eid])
+        assert int(cell.group(2)) == exp["num_datasets"], eid
+        seen.add(eid)
+    total = re.search(r"All of `make quick`: (\d+) min on 2 cores, predicted \((\d+) min of job time\)", text)
+    assert total, "README: no predicted total for make quick"
+    assert int(total.group(1)) == round(table["slot_s"].sum() / 2 / 60)
+    assert int(total.group(2)) == round(table["job_s"].sum() / 60)
+    assert int(total.group(1)) <= 90
+    # docs/speed.md's table of the same prediction: each experiment's wall time, and the total.
+    speed = (ROOT / "docs" / "speed.md").read_text()
+    for eid, exp in quick["experiments"].items():
+        row = re.search(rf"^\| {eid} \| {exp['num_datasets']} \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|", speed, re.M)
+        assert row and row.group(1) == f"{wall[eid]:.1f}", (eid, row and row.group(1), wall[eid])
+    assert f"**{round(table['slot_s'].sum() / 2 / 60)} (predicted)**" in speed

@@ -116,3 +116,34 @@ def test_missing_figures_folder_is_one_line(tmp_path):
     assert "nowhere: no such folder" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "results.md").exists()
+
+
+def test_each_section_states_what_the_runs_preset_reduces(tmp_path):
+    """The run's config (results/config.yaml: 5 small-graph datasets, quick preset) against the paper preset's
+    20: the sentence that ends the captions is under every stem of that experiment."""
+    figures, results = fake_run(tmp_path)
+    out = tmp_path / "docs" / "results.md"
+    out.parent.mkdir()
+    assert run_script(figures, results, out).returncode == 0
+    page = out.read_text()
+    for stem, spec in SPECS.items():
+        if spec["experiment"] == "small_graphs":
+            part = page.split(f"### `{stem}`")[1].split("### ")[0]
+            assert "REDUCED (`quick` preset): 5 of the paper preset's 20 datasets." in part, stem
+
+
+def test_the_experiments_page_lists_the_quick_presets_reductions_as_generated():
+    """docs/experiments.md's list of the quick preset's reductions is `results_page.py --reductions
+    config/quick.yaml`, so it cannot go stale when a budget or a dataset count changes."""
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--reductions", str(ROOT / "config" / "quick.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    page = (ROOT / "docs" / "experiments.md").read_text()
+    listed = page.split("<!-- reductions: config/quick.yaml -->\n")[1].split("\n<!-- end reductions -->")[0]
+    assert listed == result.stdout.rstrip("\n")
+    quick = yaml.safe_load((ROOT / "config" / "quick.yaml").read_text())
+    for eid in quick["experiments"]:
+        assert f"- `{eid}`:" in listed

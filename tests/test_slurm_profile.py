@@ -1,7 +1,7 @@
 """The SLURM profile, without a SLURM cluster (the cluster itself is tested by .ci/slurm/run.sh).
 
 - profiles/slurm parses, selects the slurm executor and the squeue status command (works without
-  accounting), and profiles/slurm/gpu asks for one GPU for a training rule that exists;
+  accounting), and profiles/slurm/gpu asks for one GPU for every job whose work is JAX on arrays;
 - every rule declares threads, mem_mb and runtime, which the plugin maps to sbatch options;
 - .ci/slurm/compare_metrics.py, the CI check that a SLURM run and a local run agree.
 """
@@ -53,6 +53,28 @@ def test_gpu_profile_targets_an_existing_training_rule():
     assert rules <= defined, f"profiles/slurm/gpu names rules that do not exist: {rules - defined}"
     for rule in rules:
         assert "gpu" in args.set_resources[rule]
+
+
+# The baselines whose work is JAX on arrays (a GPU helps): every registry method that runs one of them.
+GPU_BASELINES = {"dibs", "dibs-mixture", "bcd-nets", "vbg"}
+
+
+def test_gpu_profile_gives_a_gpu_to_every_jax_job_and_to_no_other():
+    """JSP-GFN's training and sampling, and every method of the registry that runs DiBS, DiBS+, BCD Nets or
+    VBG ask for one GPU; the other baselines (MC3, B-PC*, B-GES*, exact) for none (issue 26)."""
+    from types import SimpleNamespace
+
+    from jspgfn.registry import load_registry
+
+    resources = yaml.safe_load((ROOT / "profiles/slurm/gpu/config.yaml").read_text())["set-resources"]
+    assert resources["jspgfn_train"]["gpu"] == 1 and resources["jspgfn_sample"]["gpu"] == 1
+    expression = resources["baseline"]["gpu"]
+    registry = load_registry(ROOT)
+    for mid, entry in registry.entries.items():
+        if entry.get("kind") == "jspgfn":
+            continue
+        wanted = 1 if (entry.get("name") or mid) in GPU_BASELINES else 0
+        assert eval(expression, {"wildcards": SimpleNamespace(method=mid)}) == wanted, mid
 
 
 @pytest.mark.parametrize("path", RULES, ids=lambda p: p.name)

@@ -170,7 +170,7 @@ def test_paper_grid_lists_the_larger_graph_figures(workdir):
     assert linear and not any("--log-pt" in line for line in linear)
 
 
-@pytest.mark.parametrize("preset,datasets", [("quick", 5), ("smoke", 2)])
+@pytest.mark.parametrize("preset,datasets", [("quick", 3), ("smoke", 2)])
 def test_dry_run_of_each_preset(workdir, preset, datasets):
     result = snakemake(workdir, "-n", "--configfile", f"config/{preset}.yaml")
     assert result.returncode == 0, result.stderr
@@ -185,7 +185,7 @@ def test_dry_run_of_each_preset(workdir, preset, datasets):
     if preset == "quick":  # and d=10 against the exact posterior (the subset dynamic program)
         for graph in ("er1", "er2"):
             assert f"figures/quick/figure_medium_d10_{graph}.pdf" in text
-            assert f"results/quick/medium_graphs_d10_{graph}/exact/4.npz" in text
+            assert f"results/quick/medium_graphs_d10_{graph}/exact/1.npz" in text
         # d=20 linear: the exact posterior of the first dataset only (exact.datasets: 1)
         for stem in ("figure_larger_linear_exact_edges", "table_larger_linear_exact_graphs"):
             assert f"figures/quick/{stem}.pdf" in text, stem
@@ -265,6 +265,49 @@ def test_exact_posterior_on_the_first_datasets_only(workdir):
     assert "larger_graphs_linear/exact/10.npz" in text and "exact/11.npz" not in text
     assert "exact posterior on the first" not in text
     assert not (workdir / "results").exists()
+
+
+def test_captions_end_with_the_presets_reductions(tmp_path):
+    """Every caption template of a figure or table rendered with the quick preset's resolved config (the
+    workflow's own results/quick/config.yaml) ends with the reduction sentence that the rule passes: the
+    dataset count against the paper preset's and the budgets (jspgfn.report.reductions)."""
+    from types import SimpleNamespace
+
+    import jinja2
+    from docutils.core import publish_parts
+
+    from jspgfn.registry import load_registry
+    from jspgfn.report.reductions import reduction_note
+
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "results/quick/config.yaml", "--cores", "1", "--configfile", "config/quick.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+    resolved = yaml.safe_load((workdir / "results" / "quick" / "config.yaml").read_text())
+    paper = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    registry = load_registry(ROOT)
+    report = ROOT / "workflow" / "report"
+    stems = {stem: eid for eid, exp in resolved["experiments"].items() for stem in exp["figures"]}
+    stems.update({stem: resolved["small_graphs"] for stem in ("figure_2a", "figure_2b", "figure_d1", "table_d1")})
+    for stem, eid in stems.items():
+        template = (
+            "table_d1.rst"
+            if stem == "table_d1"
+            else "figure.rst"
+            if stem.startswith("figure_2") or stem == "figure_d1"
+            else "experiment_figure.rst"
+        )
+        note = reduction_note(resolved, eid, paper, registry)
+        snake = SimpleNamespace(
+            config=resolved, wildcards=SimpleNamespace(figure=stem), params=SimpleNamespace(reduction=note)
+        )
+        caption = jinja2.Template((report / template).read_text()).render(snakemake=snake)
+        # as the report renders it (reStructuredText to HTML), with no warning (halt on any)
+        publish_parts(caption, writer_name="html", settings_overrides={"halt_level": 2, "report_level": 2})
+        exp = resolved["experiments"][eid]
+        assert caption.rstrip().endswith(note), (stem, caption[-300:])
+        if exp["num_datasets"] != paper["experiments"][eid]["num_datasets"]:
+            assert f"{exp['num_datasets']} of the paper preset's 20 datasets" in caption, stem
+        assert "budgets: " in caption and "(paper " in caption, stem
 
 
 def test_jspgfn_takes_the_likelihood_settings_as_params(workdir):
@@ -606,6 +649,8 @@ def test_smoke_preset_end_to_end(tmp_path):
     # The real-data captions say what the data is: reconstructed labels, tertiles, a reference, simulated.
     for words in ("RECONSTRUCTED", "tertiles", "REFERENCE, not a ground truth", "SIMULATED", "Real data"):
         assert words in html, words
+    # Every caption ends with what the smoke preset reduces against the paper preset (2 of 20 datasets, ...).
+    assert "2 of the paper preset's 20 datasets" in html and "(paper 30,000" in html
 
     # A second run has nothing to do.
     again = snakemake(workdir, "-n", "--configfile", "config/smoke.yaml", *roots)

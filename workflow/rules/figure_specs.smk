@@ -151,3 +151,13 @@ def figure_category(wildcards):
     """The HTML report's section of an experiment figure: "Real data" (Figure 4) or "Larger graphs" (Figure 3)."""
     eid = experiment_figures()[wildcards.figure][0]
     return "Real data" if is_real_data(eid) else "Larger graphs"
+
+
+def reduction(eid):
+    """The caption sentence on what experiment `eid` of this preset reduces against the paper preset
+    (config/config.yaml): datasets and budgets (jspgfn.report.reductions); '' in the paper preset."""
+    from jspgfn.registry import load_registry
+    from jspgfn.report.reductions import reduction_note
+
+    paper = yaml.safe_load(Path(workflow.basedir, "config", "config.yaml").read_text())
+    return reduction_note(config, eid, paper, load_registry(workflow.basedir))

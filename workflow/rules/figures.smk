@@ -2,6 +2,8 @@
 # features.csv, log_pt.csv and capabilities.csv. Table D.1, Table A.1 and Figures 2 and D.1 exist for the
 # experiment named by config["small_graphs"] (SMALL; FIGURE_SPECS in figure_specs.smk says what each is drawn
 # from); the others are listed in each experiment's `figures` (FIGURE_KINDS in figure_specs.smk).
+# Every caption ends with what the preset reduces against the paper preset (`reduction` in figure_specs.smk),
+# generated from the configs.
 
 
 rule table_d1:
@@ -22,6 +24,7 @@ rule table_d1:
         runtime=5,
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
+        reduction=lambda w: reduction(SMALL),
     shell:
         "jspgfn report table-d1 --metrics {input.metrics:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -66,6 +69,7 @@ rule figure:
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w: figure_arguments(w.figure),
+        reduction=lambda w: reduction(SMALL),
     shell:
         "jspgfn report {params.arguments:q} {input:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -93,6 +97,7 @@ rule experiment_figure:
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w, input: experiment_figure_arguments(w.figure, input),
+        reduction=lambda w: reduction(experiment_figures()[w.figure][0]),
     shell:
         "jspgfn report {params.arguments:q} --out {params.stem:q} > {log:q} 2>&1"
 
@@ -121,5 +126,6 @@ rule experiment_table:
     params:
         stem=lambda w, output: output.pdf[: -len(".pdf")],
         arguments=lambda w, input: experiment_figure_arguments(w.figure, input),
+        reduction=lambda w: reduction(experiment_figures()[w.figure][0]),
     shell:
         "jspgfn report {params.arguments:q} --out {params.stem:q} > {log:q} 2>&1"
