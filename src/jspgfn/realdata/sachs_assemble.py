@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from jspgfn.dataset import Dataset
 from jspgfn.errors import JspgfnError, check_count
-from jspgfn.realdata.sachs_study import GRAPH_NOTE, LEVELS, NAMES, NUM_LEVELS, REFERENCE_EDGES
+from jspgfn.realdata.sachs_study import GRAPH_NOTE, LEVELS, NAMES, NUM_LEVELS, REFERENCE_EDGES, reference_graph
 
 GENERATOR_VERSION = 1
 
@@ -131,3 +132,17 @@ def dataset_meta(source, source_file, seed, conditions, blocks, ranges, discreti
         "num_edges": len(REFERENCE_EDGES),
         **extra,
     }
+
+
+def sachs_dataset(train, train_int, test, test_int, meta, path):
+    """The Dataset of the 11 proteins with the reference network, from assemble()'s parts and its meta."""
+    return Dataset(
+        train=train,
+        names=NAMES,
+        test=test,
+        graph=reference_graph(),
+        train_interventions=train_int,
+        test_interventions=test_int,
+        meta=meta,
+        source=str(path),
+    )

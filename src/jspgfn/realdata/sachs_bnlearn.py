@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from jspgfn.dataset import Dataset
 from jspgfn.errors import DataError, JspgfnError, check_count
-from jspgfn.realdata.sachs_assemble import assemble, check_test_labels, dataset_meta
-from jspgfn.realdata.sachs_study import NAMES, NUM_LEVELS, Condition, column_order, reference_graph
+from jspgfn.realdata.sachs_assemble import assemble, check_test_labels, dataset_meta, sachs_dataset
+from jspgfn.realdata.sachs_study import NAMES, NUM_LEVELS, Condition, column_order
 
 DEFAULT_TEST_TARGETS = ("PIP2", "Mek")  # the same two conditions, as bnlearn's file identifies them
 
@@ -106,16 +105,7 @@ def sachs_from_bnlearn(path, seed=0, test_targets=DEFAULT_TEST_TARGETS, num_trai
         "rows_per_condition": None,
     }
     meta = dataset_meta("bnlearn", path, seed, conditions, blocks, ranges, discretisation, extra)
-    return Dataset(
-        train=train,
-        names=NAMES,
-        test=test,
-        graph=reference_graph(),
-        train_interventions=train_int,
-        test_interventions=test_int,
-        meta=meta,
-        source=str(path),
-    )
+    return sachs_dataset(train, train_int, test, test_int, meta, path)
 
 
 def write_bnlearn_format(path, codes, target):

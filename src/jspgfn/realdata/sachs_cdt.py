@@ -10,18 +10,19 @@ from pathlib import Path
 
 import numpy as np
 
-from jspgfn.dataset import Dataset, read_csv_matrix
+from jspgfn.dataset import read_csv_matrix
 from jspgfn.errors import DataError, JspgfnError, check_count
 from jspgfn.realdata.sachs_assemble import (
     assemble,
     check_test_labels,
     dataset_meta,
     discretise,
+    sachs_dataset,
     sample_rows,
     split_blocks,
     tertile_cuts,
 )
-from jspgfn.realdata.sachs_study import CONDITIONS, NAMES, column_order, reference_graph, reorder_columns
+from jspgfn.realdata.sachs_study import CONDITIONS, NAMES, column_order, reorder_columns
 
 ROWS_PER_CONDITION = 600
 DEFAULT_TEST_CONDITIONS = ("psitect", "u0126")
@@ -99,13 +100,4 @@ def sachs_from_cdt(
     }
     extra = {"condition_labels": CONDITION_LABEL_NOTE, "rows_per_condition": rows_per_condition}
     meta = dataset_meta("cdt", path, seed, CONDITIONS, blocks, ranges, discretisation, extra)
-    return Dataset(
-        train=train,
-        names=NAMES,
-        test=test,
-        graph=reference_graph(),
-        train_interventions=train_int,
-        test_interventions=test_int,
-        meta=meta,
-        source=str(path),
-    )
+    return sachs_dataset(train, train_int, test, test_int, meta, path)
