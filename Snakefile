@@ -14,6 +14,7 @@ if not workflow.config_settings.configfiles:
 
 include: "workflow/rules/config.smk"
 include: "workflow/rules/common.smk"
+include: "workflow/rules/train_groups.smk"
 
 
 load_config(config)

@@ -13,13 +13,13 @@ import json
 import jax
 import numpy as np
 import pytest
-from test_gflownet_posterior import CONFIG, TOLERANCE, exact_edge_marginals
 
 from jspgfn.cli import main as cli_main
 from jspgfn.errors import JspgfnError
 from jspgfn.generate import generate
 from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.train import train, train_group
+from test_gflownet_posterior import CONFIG, TOLERANCE, exact_edge_marginals
 
 TINY = {
     "num_iterations": 20,
