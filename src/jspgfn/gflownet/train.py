@@ -251,7 +251,7 @@ def train_group(
             locks.enter_context(runlock.training(run))
         # trainer.init depends on the seed and the shapes only, not on the data: run 0's serves all.
         started = [run_folder.start_or_resume(run, trainer, c, s) for run, c, s in zip(runs, configs, seeds)]
-        group = _Group(trainer, [state for state, _ in started], [a[0] for a in arrays], [a[1] for a in arrays])
+        group = RunGroup(trainer, [state for state, _ in started], [a[0] for a in arrays], [a[1] for a in arrays])
         cfg = trainer.cfg
         target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
         deadline = None if time_limit is None else call_start + time_limit
@@ -325,7 +325,7 @@ def _as_source(data):
     return data
 
 
-class _Group:
+class RunGroup:
     """The TrainState of the K runs trained together and the compiled step that advances them.
 
     K = 1: the state itself, advanced by Trainer.run_chunk (its data a constant of the step, as for a
