@@ -227,7 +227,7 @@ def time_end_to_end(args):
         base = [sys.executable, "-m", "jspgfn.cli", "train", "--model", model, "--preset", "quick", *sets]
         base += ["--max-iterations", str(n), "--no-progress"]
 
-        def wall(datas, tag):
+        def wall(datas, tag, kind):
             runs = [str(Path(workdir) / f"{tag}{i}") for i in range(len(datas))]
             t = time.time()
             done = subprocess.run(
@@ -240,17 +240,18 @@ def time_end_to_end(args):
             if done.returncode not in (0, 3):  # 3: stopped at --max-iterations, as asked
                 raise RuntimeError(f"jspgfn train failed (status {done.returncode}):\n{done.stderr[-3000:]}")
             seconds = time.time() - t
+            rates.setdefault(kind, []).append(steady_rate(Path(runs[0]) / "metrics.jsonl"))
             for run in runs:
                 shutil.rmtree(run)
             return seconds
 
-        together, apart = [], []
+        together, apart, rates = [], [], {}
         for r in range(args.repeats):
-            together.append(wall(folders, f"group{r}-"))
+            together.append(wall(folders, f"group{r}-", "group"))
             if args.end_to_end_one:
-                apart.append(wall(folders[:1], f"one{r}-"))
+                apart.append(wall(folders[:1], f"one{r}-", "apart"))
             else:
-                apart.append(sum(wall([folder], f"alone{r}-{i}-") for i, folder in enumerate(folders)))
+                apart.append(sum(wall([folder], f"alone{r}-{i}-", "apart") for i, folder in enumerate(folders)))
     best_together, best_apart = min(together), min(apart)
     if args.end_to_end_one:
         print(f"| {k} datasets in one process, s | one dataset in one process, s | ratio (target <= 3) |")
@@ -263,6 +264,32 @@ def time_end_to_end(args):
         print("|---|---|---|")
         print(f"| {best_together:.1f} | {best_apart:.1f} | {best_apart / best_together:.2f} |")
     print(f"# all repeats: one process {[round(t, 1) for t in together]}, the other {[round(t, 1) for t in apart]}")
+    # The full budget, from the same runs: the wall time measured plus the iterations left at the rate of
+    # each process's dispatches after its first (which holds the compilation): metrics.jsonl's
+    # iterations_per_second, per run.
+    full = get_preset("quick", **options).num_iterations
+    if full > n:
+        left = full - n
+        group_rate, other_rate = np.median(rates["group"]), np.median(rates["apart"])
+        extra_together, extra_apart = left / group_rate, left / other_rate * (1 if args.end_to_end_one else k)
+        print(
+            f"# steady rates (it/s per run): in one process {group_rate:.1f}, alone {other_rate:.1f}; extrapolated "
+            f"to the quick preset's {full} iterations: {best_together + extra_together:.0f} s against "
+            f"{best_apart + extra_apart:.0f} s, ratio "
+            + (
+                f"{(best_together + extra_together) / (best_apart + extra_apart):.2f} (one process / one dataset)"
+                if args.end_to_end_one
+                else f"{(best_apart + extra_apart) / (best_together + extra_together):.2f} (one after another / "
+                "one process)"
+            )
+        )
+
+
+def steady_rate(metrics):
+    """Median iterations/s of a run's dispatches after the first (metrics.jsonl), or nan with fewer than two."""
+    rows = [json.loads(line) for line in metrics.read_text().splitlines()]
+    rates = [row["iterations_per_second"] for row in rows[1:]]
+    return float(np.median(rates)) if rates else float("nan")
 
 
 def main():
