@@ -67,8 +67,8 @@ def _data_array(data):
 
 
 def _data_source(data):
-    """How messages name the training data: its train.csv or CSV file, else 'training data'."""
-    source = getattr(data, "source", "")
+    """How messages name the training data (a path or a Dataset): its train.csv or CSV file, else 'training data'."""
+    source = data if isinstance(data, (str, os.PathLike)) else getattr(data, "source", "")
     if not source:
         return "training data"
     path = Path(source)
@@ -296,14 +296,14 @@ def _check_group(datasets, seeds, outs):
 def _check_same_shape(datasets, arrays):
     """JspgfnError naming the datasets when the runs of a group cannot share one compiled step: another
     number of variables d or of rows N than the first dataset, or interventions in some but not all."""
-    first = _data_source(_as_source(datasets[0]))
+    first = _data_source(datasets[0])
     x0, i0, _ = arrays[0]
     for data, (x, interventions, _) in zip(datasets[1:], arrays[1:]):
-        other = _data_source(_as_source(data))
+        other = _data_source(data)
         if x.shape[1] != x0.shape[1]:
             raise JspgfnError(
                 f"{other} has d={x.shape[1]} variables but {first} has d={x0.shape[1]}: the datasets trained "
-                "together must have the same variables count (train the others in another command)"
+                "together must have the same number of variables (train the others in another command)"
             )
         if x.shape[0] != x0.shape[0]:
             raise JspgfnError(
@@ -316,13 +316,6 @@ def _check_same_shape(datasets, arrays):
                 f"{other} is {kinds[interventions is None]} but {first} is {kinds[i0 is None]}: the datasets "
                 "trained together must be all observational or all interventional"
             )
-
-
-def _as_source(data):
-    """An object whose `source` names `data` (a path, a Dataset or an array) for _data_source."""
-    if isinstance(data, (str, os.PathLike)):
-        return type("Named", (), {"source": str(data)})()
-    return data
 
 
 class RunGroup:
