@@ -21,6 +21,7 @@ if compgen -G ".whl/*.whl" > /dev/null; then
 fi
 export PYTHONPATH=$PWD/src:/tmp/site
 unset JAX_COMPILATION_CACHE_DIR
+export XLA_PYTHON_CLIENT_PREALLOCATE=false  # benchmarks/speed.py and the jspgfn train it starts share the GPU
 {
     echo "# benchmarks/gpu/speed_gpu.sh, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "# no nvidia-smi"
