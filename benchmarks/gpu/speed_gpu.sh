@@ -31,11 +31,11 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false  # benchmarks/speed.py and the jspgfn
     echo
     echo "## 20 d=20 MLP datasets in one jspgfn train process against one dataset alone (issue 29's GPU figure)"
 } 2>&1 | tee -a "$LOG"
-timeout 130 python3 benchmarks/speed.py --group-case d20-mlp --end-to-end 20 --end-to-end-one \
+timeout 120 python3 benchmarks/speed.py --group-case d20-mlp --end-to-end 20 --end-to-end-one \
     --train-iterations 1000 --repeats 1 2>&1 | tee -a "$LOG"
 echo "(status ${PIPESTATUS[0]})" | tee -a "$LOG"
 echo | tee -a "$LOG"
 echo "## K d=20 MLP runs in one process against one run alone, steady state (alternating blocks)" | tee -a "$LOG"
-timeout 90 python3 benchmarks/speed.py --group-case d20-mlp --group-sizes 20 5 --iterations 200 --repeats 3 \
+timeout 85 python3 benchmarks/speed.py --group-case d20-mlp --group-sizes 20 5 --iterations 200 --repeats 3 \
     2>&1 | tee -a "$LOG"
 echo "(status ${PIPESTATUS[0]}; 124: stopped by the time limit, the rows above finished)" | tee -a "$LOG"
