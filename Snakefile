@@ -16,6 +16,7 @@ include: "workflow/rules/config.smk"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/job_arguments.smk"
 include: "workflow/rules/figure_specs.smk"
+include: "workflow/rules/train_groups.smk"
 
 
 load_config(config)

@@ -13,12 +13,28 @@ gives the best block of each (seconds per iteration) and their ratio.
       [--released-src /work/released-src --released-python /work/released-venv/bin/python]
 
 Without --released-src / --released-python only ours is timed.
+
+Several runs in one process (`jspgfn train DATA... --out RUN...`), on the CPU or on a GPU when JAX has one:
+
+  .venv/bin/python benchmarks/speed.py --group-sizes 1 5 20 [--group-case d5-lingauss|d20-mlp] \
+      [--iterations 20] [--repeats 3] [--end-to-end 5 --train-iterations 300 [--end-to-end-one]]
+
+--group-sizes: for each K, K runs of the quick preset (other data and seeds) advanced by one compiled step
+(Trainer.run_group_chunk) against one run alone (Trainer.run_chunk), timed in alternating blocks in the
+same process; K runs in K processes one after another go at the rate of one run alone (start-up and
+compilation left out here). --end-to-end K: the wall time of `jspgfn train` commands, compilation and
+start-up included: K datasets in one process against the same K trained one after another, one process
+each (--end-to-end-one: against one process with one dataset, the other K - 1 not run), each for
+--train-iterations iterations of the quick preset (--max-iterations; the learning-rate schedule is the
+quick preset's). No persistent compilation cache there: each dataset's own process compiles its step anew
+anyway (the data is a constant of it).
 """
 
 import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,6 +134,167 @@ class Released:
         self.log.close()
 
 
+# Cases of the group timings: (d, model, training options over the quick preset, as config/methods.yaml's
+# quick entries: jspgfn-diag on d=5, jspgfn-mlp on d=20).
+GROUP_CASES = {
+    "d5-lingauss": (5, "lingauss-diag", {}),
+    "d20-mlp": (20, "mlp-gauss", {"theta_elbo": 1.0, "learning_rate": 1e-3}),
+}
+
+
+def group_datasets(d, model_name, k):
+    """k synthetic datasets (seeds 0..k-1) of the group case, as Datasets (100 training rows each)."""
+    graph = "er2" if d > 5 else "er1"
+    return [generate(graph, "mlp" if model_name == "mlp-gauss" else "linear", d, 100, 10, seed) for seed in range(k)]
+
+
+class Group:
+    """K runs of the quick preset advanced together (train.RunGroup: one compiled step, vmapped over the
+    runs for K > 1); `block(n)` -> seconds per iteration of the K runs (each advances n iterations)."""
+
+    def __init__(self, datasets, model_name, options, iterations):
+        from jspgfn.gflownet.train import RunGroup
+
+        cfg = get_preset("quick", iterations_per_dispatch=iterations, **options)
+        likelihood, family = resolve_model(model_name)
+        xs = [ds.train.astype(np.float32) for ds in datasets]
+        d = xs[0].shape[1]
+        trainer = Trainer(cfg, get_model(likelihood), get_graph_prior("uniform", d), family, xs[0])
+        self.group = RunGroup(trainer, [trainer.init(seed) for seed in range(len(xs))], xs, [None] * len(xs))
+        t = time.time()
+        self.block(iterations)  # compile
+        self.setup_s = time.time() - t
+
+    def block(self, n):
+        t = time.perf_counter()
+        self.group.advance(n, [True] * self.group.size)  # returns once the chunk is done (metrics to host)
+        return (time.perf_counter() - t) / n
+
+
+def device_label():
+    device = jax.devices()[0]
+    return f"jax {jax.__version__}, {device.platform} ({getattr(device, 'device_kind', '?')})"
+
+
+def time_groups(args):
+    """The table of --group-sizes: K runs in one process against one run alone, alternating blocks."""
+    d, model, options = GROUP_CASES[args.group_case]
+    print(
+        f"# {datetime.datetime.now().isoformat(timespec='minutes')}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.2f}, {device_label()}; case {args.group_case} (d={d}, {model}, quick preset "
+        f"{options or ''}); best of {args.repeats} blocks of {args.iterations} iterations, alternating"
+    )
+    datasets = group_datasets(d, model, max(args.group_sizes))
+    one = Group(datasets[:1], model, options, args.iterations)
+    print(f"# one run alone: {one.setup_s:.1f} s to compile")
+    print(
+        "| K | one run alone, it/s | K in one process: it/s per run | it/s in all | K one after another: it/s in all "
+        "| in one process / one after another | compile s |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for k in args.group_sizes:
+        group = Group(datasets[:k], model, options, args.iterations)
+        best_one = best_group = np.inf
+        for _ in range(args.repeats):
+            best_one = min(best_one, one.block(args.iterations))
+            best_group = min(best_group, group.block(args.iterations))
+        per_run, alone = 1 / best_group, 1 / best_one
+        print(
+            f"| {k} | {alone:.1f} | {per_run:.1f} | {k * per_run:.1f} | {alone:.1f} | {k * per_run / alone:.2f} "
+            f"| {group.setup_s:.1f} |"
+        )
+        sys.stdout.flush()
+
+
+def time_end_to_end(args):
+    """Wall time of `jspgfn train` processes: K datasets in one against K one after another (or one)."""
+    d, model, options = GROUP_CASES[args.group_case]
+    k, n = args.end_to_end, args.train_iterations
+    print(
+        f"# {datetime.datetime.now().isoformat(timespec='minutes')}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.2f}, {device_label()}; `jspgfn train` of {k} datasets, case {args.group_case} "
+        f"(d={d}, {model}), quick preset stopped at --max-iterations {n}; {args.repeats} alternating repeats"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "JAX_COMPILATION_CACHE_DIR"}
+    env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: this process holds it too
+    with tempfile.TemporaryDirectory() as workdir:
+        from jspgfn.dataset import write_dataset
+
+        folders = []
+        for i, ds in enumerate(group_datasets(d, model, k)):
+            folders.append(Path(workdir) / f"data{i}")
+            write_dataset(folders[-1], ds)
+        sets = [f"--set={key}={value}" for key, value in options.items()]
+        base = [sys.executable, "-m", "jspgfn.cli", "train", "--model", model, "--preset", "quick", *sets]
+        base += ["--max-iterations", str(n), "--no-progress"]
+
+        def wall(datas, tag, kind):
+            runs = [str(Path(workdir) / f"{tag}{i}") for i in range(len(datas))]
+            t = time.time()
+            done = subprocess.run(
+                [*base, *map(str, datas), "--seed", *map(str, range(len(datas))), "--out", *runs],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            if done.returncode not in (0, 3):  # 3: stopped at --max-iterations, as asked
+                raise RuntimeError(f"jspgfn train failed (status {done.returncode}):\n{done.stderr[-3000:]}")
+            seconds = time.time() - t
+            rates.setdefault(kind, []).append(steady_rate(Path(runs[0]) / "metrics.jsonl"))
+            print(f"# {len(datas)} dataset(s) in one process: {seconds:.1f} s, {rates[kind][-1]:.1f} it/s per run")
+            sys.stdout.flush()
+            for run in runs:
+                shutil.rmtree(run)
+            return seconds
+
+        together, apart, rates = [], [], {}
+        for r in range(args.repeats):
+            together.append(wall(folders, f"group{r}-", "group"))
+            if args.end_to_end_one:
+                apart.append(wall(folders[:1], f"one{r}-", "apart"))
+            else:
+                apart.append(sum(wall([folder], f"alone{r}-{i}-", "apart") for i, folder in enumerate(folders)))
+    best_together, best_apart = min(together), min(apart)
+    if args.end_to_end_one:
+        print(f"| {k} datasets in one process, s | one dataset in one process, s | ratio (target <= 3) |")
+        print("|---|---|---|")
+        print(f"| {best_together:.1f} | {best_apart:.1f} | {best_together / best_apart:.2f} |")
+    else:
+        print(
+            f"| {k} datasets in one process, s | {k} processes one after another, s | one after another / one process |"
+        )
+        print("|---|---|---|")
+        print(f"| {best_together:.1f} | {best_apart:.1f} | {best_apart / best_together:.2f} |")
+    print(f"# all repeats: one process {[round(t, 1) for t in together]}, the other {[round(t, 1) for t in apart]}")
+    # The full budget, from the same runs: the wall time measured plus the iterations left at the rate of
+    # each process's dispatches after its first (which holds the compilation): metrics.jsonl's
+    # iterations_per_second, per run.
+    full = get_preset("quick", **options).num_iterations
+    if full > n:
+        left = full - n
+        group_rate, other_rate = np.median(rates["group"]), np.median(rates["apart"])
+        extra_together, extra_apart = left / group_rate, left / other_rate * (1 if args.end_to_end_one else k)
+        print(
+            f"# steady rates (it/s per run): in one process {group_rate:.1f}, alone {other_rate:.1f}; extrapolated "
+            f"to the quick preset's {full} iterations: {best_together + extra_together:.0f} s against "
+            f"{best_apart + extra_apart:.0f} s, ratio "
+            + (
+                f"{(best_together + extra_together) / (best_apart + extra_apart):.2f} (one process / one dataset)"
+                if args.end_to_end_one
+                else f"{(best_apart + extra_apart) / (best_together + extra_together):.2f} (one after another / "
+                "one process)"
+            )
+        )
+
+
+def steady_rate(metrics):
+    """Median iterations/s of a run's dispatches after the first (metrics.jsonl), or nan with fewer than two."""
+    rows = [json.loads(line) for line in metrics.read_text().splitlines()]
+    rates = [row["iterations_per_second"] for row in rows[1:]]
+    return float(np.median(rates)) if rates else float("nan")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=20, help="iterations per timed block")
@@ -125,9 +302,23 @@ def main():
     parser.add_argument("--cases", type=int, nargs="*", default=None, help="indices into CASES")
     parser.add_argument("--released-src", help="checkout of tristandeleu/jax-jsp-gfn (commit d53b3b6)")
     parser.add_argument("--released-python", help="python of the released code's venv (released/setup.sh)")
+    parser.add_argument("--group-sizes", type=int, nargs="+", help="time K runs in one process, for each K")
+    parser.add_argument("--group-case", choices=sorted(GROUP_CASES), default="d5-lingauss")
+    parser.add_argument("--end-to-end", type=int, metavar="K", help="time `jspgfn train` of K datasets")
+    parser.add_argument("--train-iterations", type=int, default=300, help="--max-iterations of --end-to-end")
+    parser.add_argument("--end-to-end-one", action="store_true", help="--end-to-end against one dataset alone")
     args = parser.parse_args()
     if bool(args.released_src) != bool(args.released_python):
         parser.error("--released-src and --released-python go together")
+    if args.group_sizes or args.end_to_end:
+        if any(k < 1 for k in args.group_sizes or []) or (args.end_to_end is not None and args.end_to_end < 1):
+            parser.error("group sizes must be >= 1")
+        enable_compilation_cache()
+        if args.group_sizes:
+            time_groups(args)
+        if args.end_to_end:
+            time_end_to_end(args)
+        return
     released = args.released_src is not None
     enable_compilation_cache()
     print(

@@ -326,6 +326,35 @@ def test_jspgfn_takes_the_likelihood_settings_as_params(workdir):
     assert not (workdir / "results").exists()
 
 
+def test_train_group_size_trains_an_experiments_datasets_in_one_job(workdir):
+    """train_group_size K > 1: the experiment's JSP-GFN datasets are trained K at a time by one
+    `jspgfn train DATA... --out RUN...` job, which its sampling jobs wait for; other experiments and the
+    default (1) keep one job per dataset."""
+    default = snakemake(workdir, "-n", "-p", "--configfile", "config/smoke.yaml")
+    assert default.returncode == 0, default.stderr
+    assert "jspgfn_train_group" not in default.stdout and "group-" not in default.stdout
+
+    def edit(config):
+        config["experiments"]["small_graphs"].update(num_datasets=3, train_group_size=2)
+
+    configfile = _bad_config(workdir, "grouped.yaml", edit)
+    result = snakemake(workdir, "-n", "-p", "results/smoke/small_graphs/metrics.csv", "--configfile", configfile)
+    assert result.returncode == 0, result.stderr
+    train = [line for line in result.stdout.splitlines() if line.startswith("Shell command: jspgfn train ")]
+    runs = "results/smoke/small_graphs/runs/jspgfn-diag"
+    data = "results/smoke/small_graphs/data"
+    pair = [line for line in train if f"--out {runs}/0 {runs}/1 " in line]
+    assert len(pair) == 1 and f"train {data}/0 {data}/1 --model" in pair[0] and "--seed 0 1 " in pair[0]
+    assert f"{runs}/group-0-1.done" in result.stdout and f"{runs}/group-2-2.done" in result.stdout
+    assert len([line for line in train if f"--out {runs}/2 " in line]) == 1
+    assert f"{runs}/0/done" not in result.stdout  # no single-run job for a grouped dataset
+    # each sampling job waits for its group
+    samples = result.stdout.split("rule jspgfn_sample:")[1:]
+    assert any(f"input: {runs}/group-2-2.done" in job and "dataset=2" in job for job in samples)
+    assert any(f"input: {runs}/group-0-1.done" in job and "dataset=1" in job for job in samples)
+    assert not (workdir / "results").exists()
+
+
 def overlay(config, mid):
     """The preset's own entry of method `mid`, over the registry's (created empty)."""
     return config.setdefault("methods", {}).setdefault(mid, {})
@@ -493,6 +522,11 @@ def _bad_config(workdir, name, edit):
             "setting2.yaml",
             lambda c: overlay(c, "jspgfn-diag").update(params={"hidden": 8}),
             "methods.jspgfn-diag.params.hidden: model 'lingauss' has no setting hidden (its settings: obs_var,",
+        ),
+        (
+            "group.yaml",
+            lambda c: c["experiments"]["small_graphs"].update(train_group_size=0),
+            "experiments.small_graphs.train_group_size: 0 is less than the minimum of 1",
         ),
         (
             "shown.yaml",

@@ -37,8 +37,14 @@ def _parse_overrides(items):
 
 
 def add_subcommands(sub):
-    p = sub.add_parser("train", help="train (or resume) JSP-GFN on a dataset")
-    p.add_argument("data", help="dataset folder or CSV file")
+    p = sub.add_parser(
+        "train",
+        help="train (or resume) JSP-GFN on a dataset, or on several of the same shape in one process",
+        description="Train (or resume) JSP-GFN. Several datasets (DATA... with one --out RUN each) of the same "
+        "d and number of rows are trained in one process with one compiled step, each into its own run folder, "
+        "as a run on its own would be.",
+    )
+    p.add_argument("data", nargs="+", help="dataset folder or CSV file (several: trained together, one --out each)")
     p.add_argument(
         "--model",
         default="lingauss",
@@ -51,7 +57,13 @@ def add_subcommands(sub):
         help="posterior family of P(theta | G): diagonal (default) or full covariance",
     )
     p.add_argument("--preset", default="quick", help="smoke, quick or paper")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="training seed: one for every run, or one per dataset (default 0)",
+    )
     p.add_argument(
         "--set",
         "--param",
@@ -79,7 +91,12 @@ def add_subcommands(sub):
         metavar="SECONDS",
         help="stop at the first chunk boundary after SECONDS of wall time in this invocation (checkpoint there)",
     )
-    p.add_argument("--out", required=True, help="run folder (resumed if it has a checkpoint)")
+    p.add_argument(
+        "--out",
+        required=True,
+        nargs="+",
+        help="run folder (resumed if it has a checkpoint); one per dataset, in the order of DATA",
+    )
     p.set_defaults(run=_run_train)
 
     p = sub.add_parser("sample", help="draw (G, theta) samples from a trained JSP-GFN run")
@@ -109,10 +126,10 @@ def _run_train(args):
     so that a workflow does not take the run for done; rerunning the command resumes it."""
     import sys
 
-    from jspgfn.gflownet.train import train
+    from jspgfn.gflownet.train import train_group
 
     model_kwargs, overrides = _parse_overrides(args.set)
-    trainer, _, info = train(
+    trainer, _, infos = train_group(
         args.data,
         args.model,
         args.preset,
@@ -125,14 +142,19 @@ def _run_train(args):
         family=args.family,
         model_kwargs=model_kwargs,
     )
-    if not info["finished"]:
-        print(
-            f"jspgfn: stopped at iteration {info['iteration']} of {trainer.cfg.num_iterations} "
-            f"({info['stop_reason']}); run the same command again to resume",
-            file=sys.stderr,
-        )
-        return 3
-    print(f"trained {args.out}: {info['iteration']} iterations, {info['wall_seconds']:.0f} s")
+    status = None
+    for out, info in zip(args.out, infos):
+        if not info["finished"]:
+            which = f"{out}: " if len(infos) > 1 else ""
+            print(
+                f"jspgfn: {which}stopped at iteration {info['iteration']} of {trainer.cfg.num_iterations} "
+                f"({info['stop_reason']}); run the same command again to resume",
+                file=sys.stderr,
+            )
+            status = 3
+        else:
+            print(f"trained {out}: {info['iteration']} iterations, {info['wall_seconds']:.0f} s")
+    return status
 
 
 def _run_sample(args):

@@ -3,7 +3,8 @@
 One iteration: step `num_envs` environments with the epsilon-uniform / policy
 mixture, store the non-stop transitions in the replay buffer, sample a batch of
 transitions, draw theta on-policy, take one optimiser step on the SubTB loss.
-`run_chunk(state, n)` runs n iterations in one `lax.scan` (one dispatch).
+`run_chunk(state, n)` runs n iterations in one `lax.scan` (one dispatch); `run_group_chunk` runs
+K runs of the same shape (other data and seeds) at once, the scan vmapped over a leading run axis.
 """
 
 import dataclasses
@@ -189,6 +190,13 @@ class Trainer:
         return loss, metrics
 
     def iteration(self, state, _=None):
+        """One iteration on the trainer's own data (a constant of the compiled step): (state, metrics)."""
+        return self.iteration_on(state, self.data, self.interventions)
+
+    def iteration_on(self, state, data, interventions):
+        """One iteration on `data` float [N, d] (and its interventions 0/1 [N, d] or None), which may be
+        traced: the step of run_group_chunk, where each run of a group has its own data of the trainer's
+        shape. (state, metrics)."""
         cfg = self.cfg
         key, k_act, k_rep, k_theta, k_rows = jax.random.split(state.key, 5)
         actions = self.act(state.params, state.env, k_act, exploration(cfg, state.step))
@@ -206,8 +214,8 @@ class Trainer:
         if traj is not None:  # its keys are folded in, so runs without the term keep their random streams
             traj = trajlib.record(traj, actions, is_stop)
             traj_batch = trajlib.sample(traj, jax.random.fold_in(k_rep, 1), cfg.trajectory_batch)
-        x = jnp.asarray(self.data, jnp.float32)
-        interventions = None if self.interventions is None else jnp.asarray(self.interventions, jnp.float32)
+        x = jnp.asarray(data, jnp.float32)
+        interventions = None if interventions is None else jnp.asarray(interventions, jnp.float32)
         if cfg.minibatch_rows is not None and cfg.minibatch_rows < x.shape[0]:
             rows = jax.random.randint(k_rows, (cfg.minibatch_rows,), 0, x.shape[0])
             x = x[rows]
@@ -234,6 +242,23 @@ class Trainer:
         """num iterations in one scan: (state, metrics averaged over the chunk)."""
         state, metrics = jax.lax.scan(self.iteration, state, None, length=num)
         return state, jax.tree_util.tree_map(jnp.mean, metrics)
+
+    @functools.partial(jax.jit, static_argnums=(0, 5))
+    def run_group_chunk(self, states, active, data, interventions, num):
+        """num iterations of K runs in one dispatch: run_chunk vmapped over a leading run axis.
+
+        states: TrainState whose leaves have a leading axis K (one run each); active: bool [K], a run
+        with False keeps its state (it is done); data: float [K, N, d], each run's training data;
+        interventions: 0/1 [K, N, d] or None. Returns (states, metrics averaged over the chunk, each
+        [K]). Every run has this trainer's options, d and N; only the data and the state differ.
+        """
+
+        def one(state, x, inter, on):
+            new, metrics = jax.lax.scan(lambda s, _: self.iteration_on(s, x, inter), state, None, length=num)
+            new = jax.tree_util.tree_map(lambda a, b: jnp.where(on, a, b), new, state)
+            return new, jax.tree_util.tree_map(jnp.mean, metrics)
+
+        return jax.vmap(one)(states, data, interventions, active)
 
     def __hash__(self):
         return id(self)

@@ -1,12 +1,14 @@
 """Training runs: checks of the call, the jitted loop with its checkpoints, and loading a run to sample.
 
-`train(data, model_name, preset, seed, out, family=...)` is what `jspgfn train` calls. The run folder
+`train(data, model_name, preset, seed, out, family=...)` trains one run; `train_group` trains several of
+the same shape in one process with one compiled step (`jspgfn train DATA... --out RUN...`). The run folder
 (config.json, provenance.json, checkpoint.npz, metrics.jsonl, train.lock) and resuming it are in
 run_folder.py, the metrics log and the progress bar in train_log.py. Data, options and --out are
 checked before anything is written. Checkpoints fall on scan boundaries, so a resumed run is
 bitwise the same as an uninterrupted one on the same machine.
 """
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -65,8 +67,8 @@ def _data_array(data):
 
 
 def _data_source(data):
-    """How messages name the training data: its train.csv or CSV file, else 'training data'."""
-    source = getattr(data, "source", "")
+    """How messages name the training data (a path or a Dataset): its train.csv or CSV file, else 'training data'."""
+    source = data if isinstance(data, (str, os.PathLike)) else getattr(data, "source", "")
     if not source:
         return "training data"
     path = Path(source)
@@ -185,29 +187,173 @@ def train(
     Running the same call again without them continues to num_iterations.
     info: iteration, wall_seconds (over all invocations), finished (iteration == num_iterations)
     and stop_reason (None, "max iterations" or "time limit": why an unfinished run stopped).
+    This is train_group with one run.
+    """
+    trainer, states, infos = train_group(
+        [data],
+        model_name,
+        preset,
+        [seed],
+        [out],
+        overrides=overrides,
+        progress=progress,
+        max_iterations=max_iterations,
+        time_limit=time_limit,
+        family=family,
+        model_kwargs=model_kwargs,
+    )
+    return trainer, states[0], infos[0]
+
+
+def train_group(
+    datasets,
+    model_name="lingauss",
+    preset="quick",
+    seeds=(0,),
+    outs=("run",),
+    overrides=None,
+    progress=True,
+    max_iterations=None,
+    time_limit=None,
+    family=None,
+    model_kwargs=None,
+):
+    """Train (or resume) K runs of the same shape in one process: run i on datasets[i] with seeds[i]
+    (or one seed for all) in folder outs[i]. Returns (trainer, [state] * K, [info] * K).
+
+    The options are train's, the same for every run. The datasets must have the same number of
+    variables d and of rows N (and all or none be interventional); K > 1 runs share one compiled
+    step (Trainer.run_group_chunk, vmapped over runs), K = 1 is the single run (Trainer.run_chunk).
+    Each run folder is written as by a run on its own (config.json, checkpoint.npz, metrics.jsonl)
+    and can be resumed on its own, or in a group again. Runs at different iterations (one resumed on
+    its own, say) are trained together, each up to the target. trainer: the trainer of run 0 (every
+    run's network and options; sampling needs only those).
     """
     call_start = time.time()
     _check_limits(max_iterations, time_limit)
     enable_compilation_cache()
-    run = Path(out)
-    run_folder.check_out(run)
-    # Everything that can be refused is checked before the run folder is touched.
-    x, interventions, names = _data_array(data)
-    source = getattr(data, "source", "") or (data if isinstance(data, (str, os.PathLike)) else "")
-    source = os.path.abspath(source) if source else ""
-    config = make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names)
-    trainer = build_trainer(config, x, interventions)
-    run_folder.create(run)
-    with runlock.training(run):  # a second trainer of this folder is refused from here on
-        state, info = run_folder.start_or_resume(run, trainer, config, seed)
+    runs, seeds = _check_group(datasets, seeds, outs)
+    # Everything that can be refused is checked before a run folder is touched.
+    arrays = [_data_array(data) for data in datasets]
+    _check_same_shape(datasets, arrays)
+    configs = []
+    for data, (x, interventions, names), seed in zip(datasets, arrays, seeds):
+        source = getattr(data, "source", "") or (data if isinstance(data, (str, os.PathLike)) else "")
+        source = os.path.abspath(source) if source else ""
+        configs.append(
+            make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names)
+        )
+    trainer = build_trainer(configs[0], *arrays[0][:2])
+    for run in runs:
+        run_folder.create(run)
+    with contextlib.ExitStack() as locks:
+        for run in runs:  # a second trainer of any of these folders is refused from here on
+            locks.enter_context(runlock.training(run))
+        # trainer.init depends on the seed and the shapes only, not on the data: run 0's serves all.
+        started = [run_folder.start_or_resume(run, trainer, c, s) for run, c, s in zip(runs, configs, seeds)]
+        group = RunGroup(trainer, [state for state, _ in started], [a[0] for a in arrays], [a[1] for a in arrays])
         cfg = trainer.cfg
         target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
         deadline = None if time_limit is None else call_start + time_limit
-        state, info, out_of_time = _train_until(trainer, state, info, run, target, deadline, progress)
-    info = dict(info, finished=info["iteration"] >= cfg.num_iterations, stop_reason=None)
-    if not info["finished"]:
-        info["stop_reason"] = "time limit" if out_of_time else "max iterations"
-    return trainer, state, info
+        infos, out_of_time = _train_until(group, [info for _, info in started], runs, target, deadline, progress)
+    states = [group.state(i) for i in range(len(runs))]
+    for i, info in enumerate(infos):
+        infos[i] = dict(info, finished=info["iteration"] >= cfg.num_iterations, stop_reason=None)
+        if not infos[i]["finished"]:
+            infos[i]["stop_reason"] = "time limit" if out_of_time else "max iterations"
+    return trainer, states, infos
+
+
+def _check_group(datasets, seeds, outs):
+    """(run folders as Paths, one seed per run) of a group call; JspgfnError when the counts of datasets,
+    seeds and run folders do not match or a folder is named twice; DataError when one cannot be a run folder."""
+    datasets, outs = list(datasets), list(outs)
+    seeds = [seeds] if isinstance(seeds, (int, np.integer)) else list(seeds)
+    if not datasets:
+        raise JspgfnError("no training data given")
+    if len(outs) != len(datasets):
+        raise JspgfnError(
+            f"{len(datasets)} datasets but {len(outs)} run folders (--out): give one run folder per dataset"
+        )
+    if len(seeds) == 1:
+        seeds = seeds * len(datasets)
+    if len(seeds) != len(datasets):
+        raise JspgfnError(f"{len(datasets)} datasets but {len(seeds)} seeds: give one seed, or one per dataset")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise JspgfnError(f"a seed must be an integer, got {seed!r}")
+    runs = [Path(out) for out in outs]
+    seen = {}
+    for run in runs:
+        key = os.path.abspath(run)
+        if key in seen:
+            raise JspgfnError(f"{run}: run folder named twice in --out (also as {seen[key]}); one folder per dataset")
+        seen[key] = run
+        run_folder.check_out(run)
+    return runs, [int(seed) for seed in seeds]
+
+
+def _check_same_shape(datasets, arrays):
+    """JspgfnError naming the datasets when the runs of a group cannot share one compiled step: another
+    number of variables d or of rows N than the first dataset, or interventions in some but not all."""
+    first = _data_source(datasets[0])
+    x0, i0, _ = arrays[0]
+    for data, (x, interventions, _) in zip(datasets[1:], arrays[1:]):
+        other = _data_source(data)
+        if x.shape[1] != x0.shape[1]:
+            raise JspgfnError(
+                f"{other} has d={x.shape[1]} variables but {first} has d={x0.shape[1]}: the datasets trained "
+                "together must have the same number of variables (train the others in another command)"
+            )
+        if x.shape[0] != x0.shape[0]:
+            raise JspgfnError(
+                f"{other} has {x.shape[0]} training rows but {first} has {x0.shape[0]}: the datasets trained "
+                "together must have the same number of rows (train the others in another command)"
+            )
+        if (interventions is None) != (i0 is None):
+            kinds = {True: "observational", False: "interventional"}
+            raise JspgfnError(
+                f"{other} is {kinds[interventions is None]} but {first} is {kinds[i0 is None]}: the datasets "
+                "trained together must be all observational or all interventional"
+            )
+
+
+class RunGroup:
+    """The TrainState of the K runs trained together and the compiled step that advances them.
+
+    K = 1: the state itself, advanced by Trainer.run_chunk (its data a constant of the step, as for a
+    run on its own). K > 1: the states stacked on a leading run axis, advanced by
+    Trainer.run_group_chunk with the data float32 [K, N, d] (and interventions [K, N, d]) as arguments.
+    """
+
+    def __init__(self, trainer, states, xs, interventions):
+        self.trainer, self.size = trainer, len(states)
+        if self.size == 1:
+            self.states = states[0]
+            return
+        import jax.numpy as jnp
+
+        self.states = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *states)
+        self.data = jnp.asarray(np.stack(xs), jnp.float32)
+        self.interventions = None if interventions[0] is None else jnp.asarray(np.stack(interventions), jnp.float32)
+
+    def advance(self, num, active):
+        """num iterations of the runs with active[i] (the others keep their state): a dict of floats (the
+        metrics averaged over the chunk) per run; blocks until the chunk is done (one host transfer)."""
+        if self.size == 1:
+            self.states, metrics = self.trainer.run_chunk(self.states, num)
+            return [{k: float(v) for k, v in jax.device_get(metrics).items()}]
+        self.states, metrics = self.trainer.run_group_chunk(
+            self.states, np.asarray(active, bool), self.data, self.interventions, num
+        )
+        metrics = jax.device_get(metrics)
+        return [{k: float(v[i]) for k, v in metrics.items()} for i in range(self.size)]
+
+    def state(self, i):
+        """The TrainState of run i (unbatched)."""
+        if self.size == 1:
+            return self.states
+        return jax.tree_util.tree_map(lambda leaf: leaf[i], self.states)
 
 
 def _check_limits(max_iterations, time_limit):
@@ -222,42 +368,62 @@ def _check_limits(max_iterations, time_limit):
         raise JspgfnError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
 
 
-def _train_until(trainer, state, info, run, target, deadline, progress):
-    """Train from info["iteration"] up to `target` (or the first chunk boundary after `deadline`, a
-    time.time() value or None), logging metrics.jsonl and checkpointing. Returns (state, info, out_of_time)."""
+def _train_until(group, infos, runs, target, deadline, progress):
+    """Train every run of `group` from its infos[i]["iteration"] up to `target` (or the first chunk boundary
+    after `deadline`, a time.time() value or None), logging each run's metrics.jsonl and checkpointing it.
+    A dispatch advances the runs still short of the target by the same number of iterations, ending on the
+    next multiple of `iterations_per_dispatch` (or the target) of each, as a run on its own does when all
+    are at the same iteration. Returns (infos, out_of_time)."""
     from jspgfn.gflownet import checkpoint
 
-    cfg = trainer.cfg
-    done = int(info["iteration"])
+    cfg = group.trainer.cfg
+    done = [int(info["iteration"]) for info in infos]
+    infos = [dict(info, iteration=step) for info, step in zip(infos, done)]
     chunk = cfg.iterations_per_dispatch
     out_of_time = False
     last_save = time.time()
-    start_wall = time.time() - float(info["wall_seconds"])
-    with TrainingLog(run / METRICS, cfg.num_iterations, done, progress) as log:
-        while done < target:
-            n = min(chunk - done % chunk, target - done)  # stay on multiples of `chunk`
+    start_wall = [time.time() - float(info["wall_seconds"]) for info in infos]
+    desc = "jspgfn train" if len(runs) == 1 else f"jspgfn train ({len(runs)} runs)"
+    with contextlib.ExitStack() as stack:
+        logs = [
+            stack.enter_context(TrainingLog(run / METRICS, cfg.num_iterations, step, progress and i == 0, desc))
+            for i, (run, step) in enumerate(zip(runs, done))
+        ]
+        while any(step < target for step in done):
+            active = [step < target for step in done]
+            n = min(min(chunk - step % chunk, target - step) for step, on in zip(done, active) if on)
             tick = time.time()
-            state, metrics = trainer.run_chunk(state, n)
-            loss = float(metrics["loss"])  # blocks until the chunk is done
-            done += n
+            metrics = group.advance(n, active)
             rate = n / max(time.time() - tick, 1e-9)
-            if not np.isfinite(loss):
-                where = "in a new --out folder" if (run / CHECKPOINT).is_file() else "(the same --out is fine)"
+            moved = [i for i, on in enumerate(active) if on]
+            for i in moved:
+                done[i] += n
+            diverged = [i for i in moved if not np.isfinite(metrics[i]["loss"])]
+            if diverged:
+                i = diverged[0]
+                where = "in a new --out folder" if (runs[i] / CHECKPOINT).is_file() else "(the same --out is fine)"
                 raise TrainingDiverged(
-                    f"{run}: training diverged (non-finite loss at iteration {done}); look for extreme "
+                    f"{runs[i]}: training diverged (non-finite loss at iteration {done[i]}); look for extreme "
                     f"values in the data, or train with a smaller learning_rate {where}"
                 )
-            log.record(done, n, loss, metrics, rate)
-            info = {"iteration": done, "wall_seconds": time.time() - start_wall}
-            out_of_time = deadline is not None and done < target and time.time() >= deadline
-            if done >= target or out_of_time or time.time() - last_save >= cfg.checkpoint_every_seconds:
-                checkpoint.save(run / CHECKPOINT, state, info)
+            for i in moved:
+                logs[i].record(done[i], n, metrics[i]["loss"], metrics[i], rate)
+                infos[i] = {"iteration": done[i], "wall_seconds": time.time() - start_wall[i]}
+            out_of_time = deadline is not None and any(step < target for step in done) and time.time() >= deadline
+            periodic = time.time() - last_save >= cfg.checkpoint_every_seconds
+            saved = False
+            for i in moved:
+                if done[i] >= target or out_of_time or periodic:
+                    checkpoint.save(runs[i] / CHECKPOINT, group.state(i), infos[i])
+                    saved = True
+            if saved:
                 last_save = time.time()
             if out_of_time:
                 break
-    if done >= target and not (run / CHECKPOINT).is_file():
-        checkpoint.save(run / CHECKPOINT, state, info)
-    return state, dict(info, iteration=done), out_of_time
+    for i, run in enumerate(runs):
+        if done[i] >= target and not (run / CHECKPOINT).is_file():
+            checkpoint.save(run / CHECKPOINT, group.state(i), infos[i])
+    return infos, out_of_time
 
 
 def load_run(run_dir):

@@ -9,15 +9,15 @@ class TrainingLog:
     Use as a context manager: the file and the bar are closed on leaving, also on an error.
     """
 
-    def __init__(self, path, total, initial, progress):
-        self.path, self.total, self.initial, self.progress = path, total, initial, progress
+    def __init__(self, path, total, initial, progress, desc="jspgfn train"):
+        self.path, self.total, self.initial, self.progress, self.desc = path, total, initial, progress, desc
         self.file = self.bar = None
 
     def __enter__(self):
         if self.progress:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=self.total, initial=self.initial, unit="it", desc="jspgfn train", dynamic_ncols=True)
+            self.bar = tqdm(total=self.total, initial=self.initial, unit="it", desc=self.desc, dynamic_ncols=True)
         self.file = open(self.path, "a")
         return self
 
