@@ -6,15 +6,13 @@ so one jitted lax.scan advances all of them at once: on a GPU, whose per-iterati
 set by kernel launches, 20 runs cost little more than one. At each --eval-at iteration each run samples
 --num-samples graphs and the table gives its edge RMSE and Pearson r against the exact edge marginals
 (`jspgfn exact`), its mean edges per sample, then per dataset the mean over seeds, and the overall mean.
-The runs are the library's Trainer iterations; only the data becomes an argument of the compiled step.
+The runs are the library's group of runs (RunGroup, as `jspgfn train DATA... --out RUN...` trains them).
 
   .venv/bin/python benchmarks/accuracy_seeds.py /tmp/w/d10er1/0=/tmp/w/d10er1/exact0.npz ... \
       --seeds 0 1 --eval-at 15000 30000 [--set stop_target_tau=0.1] [--json OUT.json]
 """
 
 import argparse
-import dataclasses
-import functools
 import json
 import os
 import sys
@@ -22,7 +20,6 @@ import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -33,28 +30,8 @@ from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
-from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
+from jspgfn.gflownet.train import RunGroup, enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
-
-
-def stack(trees):
-    """A list of K pytrees of the same structure -> one pytree with a leading axis of size K."""
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
-
-
-def unstack(tree, k):
-    return jax.tree_util.tree_map(lambda x: x[k], tree)
-
-
-@functools.partial(jax.jit, static_argnums=(0, 3))
-def run_chunks(trainer, states, datas, num):
-    """num iterations of every run: states (stacked TrainState, leading axis K), datas float [K, N, d]."""
-
-    def one(state, data):
-        run = dataclasses.replace(trainer, data=data)  # the same Trainer with this run's data (traced)
-        return jax.lax.scan(run.iteration, state, None, length=num)[0]
-
-    return jax.vmap(one)(states, datas)
 
 
 def main(argv=None):
@@ -87,8 +64,7 @@ def main(argv=None):
     d = datas[0].shape[1]
     trainer = Trainer(cfg, model, get_graph_prior(cfg.graph_prior, d), family, datas[0])
     runs = [(i, seed) for i in range(len(names)) for seed in args.seeds]
-    states = stack([trainer.init(seed) for _, seed in runs])
-    run_datas = jnp.asarray(np.stack([datas[i] for i, _ in runs]))
+    group = RunGroup(trainer, [trainer.init(seed) for _, seed in runs], [datas[i] for i, _ in runs], [None] * len(runs))
     print(
         f"# device={jax.devices()[0].device_kind} jax={jax.__version__} cores={os.cpu_count()} "
         f"load={os.getloadavg()[0]:.2f} preset={args.preset} model={args.model} runs={len(runs)} "
@@ -101,13 +77,13 @@ def main(argv=None):
         while done < target:
             n = min(cfg.iterations_per_dispatch, target - done)
             start = time.time()
-            states = jax.block_until_ready(run_chunks(trainer, states, run_datas, n))
+            group.advance(n, [True] * len(runs))  # blocks until the chunk is done
             elapsed += time.time() - start
             done += n
         for k, (i, seed) in enumerate(runs):
             graphs = sample_graphs(
                 trainer.network.apply,
-                unstack(states.params, k),
+                group.state(k).params,
                 jax.random.PRNGKey(123),
                 args.num_samples,
                 d,
@@ -124,9 +100,8 @@ def main(argv=None):
         last = [row for row in rows if row["iteration"] == done]
         for name in names:
             mine = [row["rmse"] for row in last if row["dataset"] == name]
-            print(
-                f"# {name} iter {done}: mean edge RMSE over seeds {np.mean(mine):.3f} ({' '.join(f'{v:.3f}' for v in mine)})"
-            )
+            each = " ".join(f"{v:.3f}" for v in mine)
+            print(f"# {name} iter {done}: mean edge RMSE over seeds {np.mean(mine):.3f} ({each})")
         print(f"# iter {done}: mean edge RMSE over all runs {np.mean([row['rmse'] for row in last]):.3f}", flush=True)
         if args.json:
             args.json.write_text(json.dumps({"overrides": overrides, "rows": rows}, indent=1))
