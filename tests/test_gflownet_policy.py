@@ -363,3 +363,21 @@ def test_elbo_term_recovers_the_exact_diagonal_optimum():
     np.testing.assert_allclose(scale, expect_scale, rtol=0.05)
     # X_2's two weights are correlated a posteriori, so this optimum is not the marginal sd.
     assert not np.allclose(scale[-2:], np.sqrt(covs[2].diagonal()[:2]), rtol=0.05)
+
+
+def test_network_and_loss_configs_take_every_training_option():
+    """NetConfig and LossConfig are read off TrainConfig by field name: every one of their fields is a
+    training option (family aside), and a changed option reaches them."""
+    import dataclasses
+
+    from jspgfn.gflownet.core import loss_config, net_config
+    from jspgfn.gflownet.presets import TrainConfig, get_preset
+
+    options = {field.name for field in dataclasses.fields(TrainConfig)}
+    assert {field.name for field in dataclasses.fields(NetConfig)} - {"family"} <= options
+    assert {field.name for field in dataclasses.fields(LossConfig)} <= options
+    cfg = get_preset("smoke", logit_scale=3.0, theta_layers=1, huber_delta=7.0, theta_elbo=0.5, noise_pool=0)
+    net, loss = net_config(cfg, "full"), loss_config(cfg)
+    assert (net.logit_scale, net.theta_layers, net.family) == (3.0, 1, "full")
+    assert (loss.huber_delta, loss.theta_elbo, loss.noise_pool) == (7.0, 0.5, 0)
+    assert loss.num_theta_samples == cfg.num_theta_samples and net.embed_dim == cfg.embed_dim

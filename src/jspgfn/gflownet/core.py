@@ -36,33 +36,19 @@ class TrainState(NamedTuple):
     target_params: dict | None = None  # Polyak average of params, only with stop_target_tau > 0
 
 
+def sub_config(cls, cfg, **given):
+    """A NetConfig or LossConfig (`cls`) whose fields take the TrainConfig `cfg`'s values of the same names,
+    except those `given` (e.g. family=...): the training options are defined once, in TrainConfig."""
+    names = [field.name for field in dataclasses.fields(cls) if field.name not in given]
+    return cls(**{name: getattr(cfg, name) for name in names}, **given)
+
+
 def net_config(cfg, family):
-    return NetConfig(
-        embed_dim=cfg.embed_dim,
-        mlp_hidden=cfg.mlp_hidden,
-        num_heads=cfg.num_heads,
-        key_size=cfg.key_size,
-        theta_hidden=cfg.theta_hidden,
-        init_scale=cfg.init_scale,
-        ffn=cfg.ffn,
-        theta_layers=cfg.theta_layers,
-        logit_scale=cfg.logit_scale,
-        family=family,
-    )
+    return sub_config(NetConfig, cfg, family=family)
 
 
 def loss_config(cfg):
-    return LossConfig(
-        num_theta_samples=cfg.num_theta_samples,
-        huber_delta=cfg.huber_delta,
-        residual_scale=cfg.residual_scale,
-        penalty=cfg.penalty,
-        max_parents=cfg.max_parents,
-        noise_pool=cfg.noise_pool,
-        theta_elbo=cfg.theta_elbo,
-        trajectory_balance=cfg.trajectory_balance,
-        trajectory_lambda=cfg.trajectory_lambda,
-    )
+    return sub_config(LossConfig, cfg)
 
 
 def make_optimizer(cfg):
