@@ -20,17 +20,8 @@ from jspgfn.generate import generate
 from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.train import train, train_group
 from test_gflownet_posterior import CONFIG, TOLERANCE, exact_edge_marginals
+from test_gflownet_train import TINY
 
-TINY = {
-    "num_iterations": 20,
-    "iterations_per_dispatch": 10,
-    "prefill": 20,
-    "batch_size": 8,
-    "num_envs": 2,
-    "num_theta_samples": 2,
-    "replay_capacity": 500,
-    "checkpoint_every_seconds": 1e9,
-}
 SEEDS = [0, 1, 2]
 
 
