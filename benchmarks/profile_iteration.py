@@ -97,6 +97,27 @@ def attainable_flops(n=2048, repeats=5):
     return 2 * n**3 / seconds
 
 
+def shape_rates(cfg, d, repeats=5):
+    """FLOP/s of the matmul shapes the network is made of, each alone, forward only (best of `repeats`):
+    [(what, shape, FLOP/s)]. These small products are what the iteration runs, so their rates, not the
+    large square matmul's, bound it."""
+    rows, e, h = 2 * cfg.batch_size, cfg.embed_dim, cfg.mlp_hidden
+    heads, k = cfg.num_heads, cfg.key_size
+    key = jax.random.PRNGKey(1)
+    cases = [
+        ("dense layer on every node", (rows * d, e), (e, h), "ne,eh->nh"),
+        ("messages (per node, over the d parents)", (d, rows, d), (d, d, h), "jbi,jih->jbh"),
+        ("attention scores (per graph and head)", (rows * heads, d, k), (rows * heads, d, k), "gik,gjk->gij"),
+    ]
+    out = []
+    for what, sa, sb, spec in cases:
+        a, b = jax.random.normal(key, sa, jnp.float32), jax.random.normal(key, sb, jnp.float32)
+        fn = jax.jit(lambda x, y, spec=spec: jnp.einsum(spec, x, y))
+        seconds = time_of(fn, a, b, calls=20, repeats=repeats)
+        out.append((what, f"{sa} x {sb}", flops_of(fn, a, b) / seconds))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, default=20)
@@ -213,6 +234,9 @@ def main():
         f"\niteration: {1 / per_iteration:.1f} it/s, {iteration_flops / 1e6:.1f} MFLOP -> {reached / 1e9:.2f} GFLOP/s; "
         f"attainable (float32 2048^3 matmul, best of 2 here): {peak / 1e9:.1f} GFLOP/s; fraction {reached / peak:.1%}"
     )
+    print("\nthe network's matmul shapes alone (forward, best of 5):")
+    for what, shape, rate in shape_rates(cfg, d):
+        print(f"  {what} {shape}: {rate / 1e9:.1f} GFLOP/s ({rate / peak:.0%} of the 2048^3 rate)")
 
 
 if __name__ == "__main__":
