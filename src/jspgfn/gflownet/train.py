@@ -66,9 +66,14 @@ def _data_array(data):
     return x.astype(np.float32), interventions, names
 
 
+def _source_of(data):
+    """Where the training data came from (a path, or a Dataset's source): the path as given, or ''."""
+    return data if isinstance(data, (str, os.PathLike)) else getattr(data, "source", "")
+
+
 def _data_source(data):
     """How messages name the training data (a path or a Dataset): its train.csv or CSV file, else 'training data'."""
-    source = data if isinstance(data, (str, os.PathLike)) else getattr(data, "source", "")
+    source = _source_of(data)
     if not source:
         return "training data"
     path = Path(source)
@@ -238,7 +243,7 @@ def train_group(
     _check_same_shape(datasets, arrays)
     configs = []
     for data, (x, interventions, names), seed in zip(datasets, arrays, seeds):
-        source = getattr(data, "source", "") or (data if isinstance(data, (str, os.PathLike)) else "")
+        source = _source_of(data)
         source = os.path.abspath(source) if source else ""
         configs.append(
             make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names)
