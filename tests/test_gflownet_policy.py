@@ -202,6 +202,68 @@ def test_stop_target_switched_off_is_the_papers_loss():
     assert on[0] != pytest.approx(paper[0], rel=1e-3)
 
 
+def test_shared_theta_noise_pairs_theta_with_theta_prime():
+    """shared_theta_noise (beyond the paper): theta'_s of G' is drawn with theta_s's standard normal noise,
+    so where the two halves' q are equal their draws are equal on the common parameters (and theta' alone
+    has the added edge's weight); each half's draws are still standard normal around its own loc."""
+    d, s = 4, 3
+    rng = np.random.default_rng(0)
+    loc = jnp.asarray(np.tile(rng.standard_normal((3, d, d)), (2, 1, 1)), jnp.float32)
+    scale = jnp.asarray(np.tile(rng.uniform(0.5, 2, (3, d, d)), (2, 1, 1)), jnp.float32)
+    graphs = np.zeros((3, d, d), np.uint8)
+    graphs[:, 0, 1] = 1
+    both = np.concatenate([graphs, graphs])
+    both[3:, 2, 1] = 1  # G' = G + (2 -> 1)
+    model = get_model("lingauss-diag")
+    mask = policy.node_mask_of(model, jnp.asarray(both))
+    for pool in (0, 4):
+        theta = np.asarray(
+            policy.sample_theta(jax.random.PRNGKey(1), {"loc": loc, "scale": scale}, mask, s, pool, 2, True)
+        )
+        common = np.asarray(mask[:3]) > 0
+        np.testing.assert_array_equal(theta[:3][np.broadcast_to(common[:, None], theta[:3].shape)],
+                                      theta[3:][np.broadcast_to(common[:, None], theta[3:].shape)])
+        assert np.all(theta[3:, :, 1, 2] != 0) and np.all(theta[:3, :, 1, 2] == 0)
+    many = policy.sample_theta(jax.random.PRNGKey(2), {"loc": loc, "scale": scale}, jnp.ones((6, d, d)), 4000, 0, 2, True)
+    z = (np.asarray(many) - np.asarray(loc)[:, None]) / np.asarray(scale)[:, None]
+    assert abs(z.mean()) < 0.02 and abs(z.std() - 1) < 0.02
+
+
+def test_shared_theta_noise_keeps_the_mean_residual():
+    """With shared noise the residuals keep their mean over theta (theta and theta' each keep their law, and
+    the mean is linear), and in the pairs (s, s) that share it their variance is smaller where G -> G' leaves
+    nodes with parameters unchanged. One transition, S = 64."""
+    d, s = 4, 64
+    model, net, params = _net("lingauss-diag", d)
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((20, d)), jnp.float32)
+    prior = get_graph_prior("uniform", d)
+    graph = np.zeros((1, d, d), np.uint8)
+    graph[:, 0, 2] = graph[:, 1, 2] = graph[:, 0, 3] = 1
+    action = jnp.array([1 * d + 3], jnp.int32)  # 1 -> 3: node 2 keeps its two parents
+    means, errors = {}, {}
+    for shared in (False, True):
+        cfg = LossConfig(num_theta_samples=s, shared_theta_noise=shared)
+        runs = [
+            subtb_loss(params, net.apply, model, prior, jnp.asarray(graph), action, jax.random.PRNGKey(k), x, 20, cfg)
+            for k in range(16)
+        ]
+        values = np.array([float(metrics["mean_delta"]) for _, metrics in runs])
+        means[shared], errors[shared] = values.mean(), values.std(ddof=1) / np.sqrt(len(values))
+    metrics = runs[0][1]
+    assert abs(means[True] - means[False]) < 4 * np.hypot(errors[True], errors[False])
+    spread_all, spread_shared = (float(metrics[k]) for k in ("abs_delta", "abs_delta_shared"))
+    assert spread_all > 1.0 and spread_shared < 0.5 * spread_all
+
+
+def test_shared_theta_noise_needs_two_theta_samples():
+    from jspgfn.errors import JspgfnError
+    from jspgfn.gflownet.presets import get_preset
+
+    assert get_preset("quick", shared_theta_noise=True).num_theta_samples == 4
+    with pytest.raises(JspgfnError, match="num_theta_samples >= 2"):
+        get_preset("quick", shared_theta_noise=True, num_theta_samples=1)
+
+
 def _reward_inputs(model, seed, rows, d=4):
     """Graphs [B, d, d], theta on them [B, 2, d, d] (node layout), data [rows, d], a random 0/1 mask."""
     graphs = jnp.asarray(_graphs(d, seed=seed))

@@ -12,6 +12,9 @@ rule exact:
         f"{RESULTS}/{{experiment}}/logs/exact/{{dataset}}.log",
     benchmark:
         f"{RESULTS}/{{experiment}}/benchmarks/exact/{{dataset}}.tsv"
+    # The longest single job (the d=20 program: about 18 min on one core): first, so that one-thread jobs
+    # fill the other cores around it, not a queue of two-thread trainings waiting at the end for it.
+    priority: 10
     conda:
         "../envs/jspgfn.yaml"
     threads: 1

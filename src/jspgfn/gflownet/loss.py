@@ -11,6 +11,12 @@ log P_B(G | G') = -log(#edges of G'), and loss = mean Huber(delta / residual_sca
 Optional: the length-2 SubTB condition in differential form as a penalty
 penalty/2 * ||grad_theta log q - grad_theta log R||^2 over active parameters,
 normalised by the number of active parameters (guarded: >= 1) and by N^2.
+Optional (`shared_theta_noise`, beyond the paper): theta_s and theta'_s are drawn with the same standard
+normal noise (theta = loc + scale * eps); the stop and edge logits learn from those S pairs (s, s), q from
+the S(S - 1) other pairs, independent as in the paper (stop-gradient on the other part in each). The
+condition holds for every pair, so the solution is the paper's; in the pairs (s, s) the noise of the
+nodes whose parents G -> G' leaves alone cancels where their q is the same under G and G'
+(docs/jspgfn-beyond-d5.md, sixth session). Needs S >= 2.
 Optional (`theta_elbo` > 0, beyond the paper): a variational term that fits
 q(theta | G) directly, theta_elbo * mean over the 2B graphs of
 -(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
@@ -44,6 +50,7 @@ class LossConfig:
     penalty: float = 0.0  # lambda of the optional length-2 score penalty
     max_parents: int | None = None
     noise_pool: int = 0  # 0: i.i.d. theta noise; k: pooled noise (policy.standard_normal)
+    shared_theta_noise: bool = False  # theta_s, theta'_s share noise: the pairs (s, s) train the structure
     theta_elbo: float = 0.0  # weight of the auxiliary ELBO term on q(theta | G) (0: off, the paper's loss)
     trajectory_balance: float = 0.0  # weight of the whole-trajectory SubTB term (0: off, the paper's loss)
     trajectory_lambda: float = 1.0  # SubTB(lambda) weight of a sub-trajectory of n transitions: lambda ** (n - 1)
@@ -108,7 +115,9 @@ def subtb_loss(
 
     node_mask = policy.node_mask_of(model, both)  # [2B, d, P]
     theta = jax.lax.stop_gradient(
-        policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, s, cfg.noise_pool, groups=2)
+        policy.sample_theta(
+            key, jax.lax.stop_gradient(out), node_mask, s, cfg.noise_pool, groups=2, share_halves=cfg.shared_theta_noise
+        )
     )  # [2B, S, d, P]
     log_q = policy.theta_log_prob(out, theta, node_mask)  # [2B, S]
     if cfg.theta_elbo > 0:
@@ -124,14 +133,32 @@ def subtb_loss(
         log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
         log_stop_next = jnp.where(use_target, log_stop_next, log_stop[b:])
         log_stop = jnp.concatenate([log_stop[:b], log_stop_next])
-    log_pt = log_stop[:, None] + log_q  # log P(theta | G)
+    def residuals(log_stop, log_q, log_pf):  # all S x S pairs (theta_s, theta'_t): [B, S, S']
+        log_pt = log_stop[:, None] + log_q  # log P(theta | G)
+        lhs = log_r[b:][:, None, :] + log_pb[:, None, None] + log_pt[:b][:, :, None]
+        rhs = log_r[:b][:, :, None] + log_pf[:, None, None] + log_pt[b:][:, None, :]
+        return (lhs - rhs) / cfg.residual_scale
 
-    lhs = log_r[b:][:, None, :] + log_pb[:, None, None] + log_pt[:b][:, :, None]  # [B, S, S']
-    rhs = log_r[:b][:, :, None] + log_pf[:, None, None] + log_pt[b:][:, None, :]
-    delta = (lhs - rhs) / cfg.residual_scale
-    loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
+    delta = residuals(log_stop, log_q, log_pf)
+    if cfg.shared_theta_noise:
+        # The same values; the structure (stop and edge logits) learns from the S pairs (s, s) that share
+        # their noise, q from the S(S - 1) independent pairs (s, t), s != t, as in the paper.
+        sg = jax.lax.stop_gradient
+        shared = jnp.eye(s, dtype=bool)
+        structure = optax.huber_loss(residuals(log_stop, sg(log_q), log_pf), delta=cfg.huber_delta)
+        theta_part = optax.huber_loss(residuals(sg(log_stop), log_q, sg(log_pf)), delta=cfg.huber_delta)
+        loss = jnp.mean(structure, where=shared) + jnp.mean(theta_part, where=~shared)
+    else:
+        loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
     per_transition = jax.lax.stop_gradient(jnp.mean(jnp.abs(delta), axis=(1, 2)))  # [B], replay priorities
-    metrics = {"subtb_loss": loss, "abs_delta": jnp.mean(jnp.abs(delta)), "per_transition": per_transition}
+    metrics = {
+        "subtb_loss": loss,
+        "abs_delta": jnp.mean(jnp.abs(delta)),
+        "mean_delta": jnp.mean(delta),
+        "per_transition": per_transition,
+    }
+    if cfg.shared_theta_noise:
+        metrics["abs_delta_shared"] = jnp.mean(jnp.abs(delta), where=jnp.eye(s, dtype=bool))
 
     if cfg.theta_elbo > 0:
         elbo = elbo_term(out, log_r_grad, node_mask, num_total)

@@ -75,15 +75,21 @@ def standard_normal(key, shape, pool_factor=0, groups=1):
     return jnp.where(bits > 0, eps, -eps)
 
 
-def sample_theta(key, out, node_mask, num_samples, pool_factor=0, groups=1):
+def sample_theta(key, out, node_mask, num_samples, pool_factor=0, groups=1, share_halves=False):
     """theta ~ P(theta | G, stop), exactly 0 on inactive parameters.
 
     Args: out: network outputs (loc/scale [B, d, P], optional tril [B, d, P, P]);
       node_mask [B, d, P]; num_samples S; pool_factor, groups: see `standard_normal`.
+      share_halves: the second half of the batch takes the first half's standard normal noise eps
+        (theta = loc + scale * eps): in the loss, theta'_s of G' shares eps_s with theta_s of G.
     Returns: theta [B, S, d, P] (node layout).
     """
     loc = out["loc"]
-    eps = standard_normal(key, (loc.shape[0], num_samples) + loc.shape[1:], pool_factor, groups)
+    if share_halves:
+        half = standard_normal(key, (loc.shape[0] // 2, num_samples) + loc.shape[1:], pool_factor, 1)
+        eps = jnp.concatenate([half, half])
+    else:
+        eps = standard_normal(key, (loc.shape[0], num_samples) + loc.shape[1:], pool_factor, groups)
     if "tril" in out:
         noise = jnp.einsum("bdpq,bsdq->bsdp", out["tril"], eps)
     else:
