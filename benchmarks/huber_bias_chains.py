@@ -119,7 +119,10 @@ def main():
         return cache[key]
 
     total = d * (d - 1) // 2
-    rows = {name: [[] for _ in range(total + 1)] for name in ("exact", "elbo", "huber", "bias", "sd", "coupled_bias", "coupled_sd")}
+    rows = {
+        name: [[] for _ in range(total + 1)]
+        for name in ("exact", "elbo", "huber", "bias", "sd", "coupled_bias", "coupled_sd")
+    }
     start_edges = []
     for start in starts:
         chain, k0 = chain_graphs(start, rng)
@@ -156,15 +159,18 @@ def main():
         f"# {args.data}: d={d}, {args.chains} chains through a start graph {what} "
         f"({np.mean(start_edges):.1f} edges on average), Huber delta {args.delta}; values relative to the start graph"
     )
-    print("edges  chains  exact logP(D|G)  mean-field ELBO  Huber target  transition into it: Huber location, noise sd; the same with theta and theta' sharing eps")
+    print(
+        "edges  chains  exact logP(D|G)  mean-field ELBO  Huber target  "
+        "transition into it: Huber location, noise sd; the same with theta and theta' sharing eps"
+    )
     for k in range(total + 1):
         if not rows["exact"][k]:
             continue
         bias = "       -"
         if rows["bias"][k]:
             bias = " ".join(
-                f"{np.mean(rows[name][k]):{fmt}}" for name, fmt in
-                (("bias", "+8.3f"), ("sd", "8.2f"), ("coupled_bias", "+8.3f"), ("coupled_sd", "8.2f"))
+                f"{np.mean(rows[name][k]):{fmt}}"
+                for name, fmt in (("bias", "+8.3f"), ("sd", "8.2f"), ("coupled_bias", "+8.3f"), ("coupled_sd", "8.2f"))
             )
         print(
             f"{k:5d} {len(rows['exact'][k]):7d} {np.mean(rows['exact'][k]):16.1f} {np.mean(rows['elbo'][k]):16.1f} "

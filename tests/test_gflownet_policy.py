@@ -221,10 +221,14 @@ def test_shared_theta_noise_pairs_theta_with_theta_prime():
             policy.sample_theta(jax.random.PRNGKey(1), {"loc": loc, "scale": scale}, mask, s, pool, 2, True)
         )
         common = np.asarray(mask[:3]) > 0
-        np.testing.assert_array_equal(theta[:3][np.broadcast_to(common[:, None], theta[:3].shape)],
-                                      theta[3:][np.broadcast_to(common[:, None], theta[3:].shape)])
+        np.testing.assert_array_equal(
+            theta[:3][np.broadcast_to(common[:, None], theta[:3].shape)],
+            theta[3:][np.broadcast_to(common[:, None], theta[3:].shape)],
+        )
         assert np.all(theta[3:, :, 1, 2] != 0) and np.all(theta[:3, :, 1, 2] == 0)
-    many = policy.sample_theta(jax.random.PRNGKey(2), {"loc": loc, "scale": scale}, jnp.ones((6, d, d)), 4000, 0, 2, True)
+    many = policy.sample_theta(
+        jax.random.PRNGKey(2), {"loc": loc, "scale": scale}, jnp.ones((6, d, d)), 4000, 0, 2, True
+    )
     z = (np.asarray(many) - np.asarray(loc)[:, None]) / np.asarray(scale)[:, None]
     assert abs(z.mean()) < 0.02 and abs(z.std() - 1) < 0.02
 

@@ -133,6 +133,7 @@ def subtb_loss(
         log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
         log_stop_next = jnp.where(use_target, log_stop_next, log_stop[b:])
         log_stop = jnp.concatenate([log_stop[:b], log_stop_next])
+
     def residuals(log_stop, log_q, log_pf):  # all S x S pairs (theta_s, theta'_t): [B, S, S']
         log_pt = log_stop[:, None] + log_q  # log P(theta | G)
         lhs = log_r[b:][:, None, :] + log_pb[:, None, None] + log_pt[:b][:, :, None]

@@ -48,7 +48,9 @@ class TrainConfig:
     stop_target_tau: float = 0.0  # > 0: log P(stop | G') from a Polyak-averaged network, beyond the paper
     stop_target_after: float = 0.0  # that target only after this share of the run (the paper's loss before)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
-    shared_theta_noise: bool = False  # theta_s, theta'_s share noise: pairs (s, s) train the structure (beyond the paper)
+    shared_theta_noise: bool = (
+        False  # theta_s, theta'_s share noise: pairs (s, s) train the structure (beyond the paper)
+    )
     max_parents: int | None = None
     # optimiser
     learning_rate: float = 1e-3
@@ -75,7 +77,9 @@ class TrainConfig:
                 raise JspgfnError(f"training option {key}: {problem}")
         new = dataclasses.replace(self, **kwargs)
         if new.shared_theta_noise and new.num_theta_samples < 2:
-            raise JspgfnError("training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)")
+            raise JspgfnError(
+                "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
+            )
         return new
 
     def to_dict(self):
