@@ -10,6 +10,8 @@ rule generate:
         f"{RESULTS}/{{experiment}}/logs/generate/{{dataset}}.log",
     wildcard_constraints:
         experiment=id_regex(data_experiments(real=False)),
+    # Seconds each: all first, so that the exact posterior's job (priority 10, exact.smk) can start at once.
+    priority: 20
     conda:
         "../envs/jspgfn.yaml"
     threads: 1
