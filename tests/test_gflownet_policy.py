@@ -65,7 +65,8 @@ def test_theta_exactly_zero_off_graph(model_name):
 
 
 def test_full_covariance_density_matches_marginal_gaussian():
-    """log q over the active parameters = multivariate normal with the sub-covariance."""
+    """log q over the active parameters = multivariate normal with covariance L_aa L_aa^T (the factor's
+    active block), the law sample_theta draws from."""
     from scipy.stats import multivariate_normal
 
     d = 4
@@ -85,9 +86,30 @@ def test_full_covariance_density_matches_marginal_gaussian():
             for j in range(d):
                 a = m[b, j]
                 if a.any():
-                    cov = tril[b, j] @ tril[b, j].T
-                    ref += multivariate_normal(loc[b, j][a], cov[np.ix_(a, a)]).logpdf(np.asarray(theta)[b, s, j][a])
+                    block = tril[b, j][np.ix_(a, a)]
+                    ref += multivariate_normal(loc[b, j][a], block @ block.T).logpdf(np.asarray(theta)[b, s, j][a])
             np.testing.assert_allclose(logq[b, s], ref, rtol=1e-4, atol=1e-3)
+
+
+def test_full_family_draws_and_scores_an_ill_conditioned_factor():
+    """A triangular factor with small diagonal and large off-diagonal entries (its covariance numerically
+    singular, as a d=10 training of the quick preset reached): the density stays finite where re-factorising
+    L L^T in float32 gives NaN, and the draws have the covariance L_aa L_aa^T."""
+    p = 6
+    rng = np.random.default_rng(0)
+    tril = np.tril(rng.uniform(0.3, 0.6, (p, p)), -1) + np.diag(np.full(p, 0.003))
+    mask = np.ones((1, 1, p), np.float32)
+    mask[..., 2] = 0  # one inactive parameter
+    block32 = jnp.asarray(tril[np.ix_(mask[0, 0] > 0, mask[0, 0] > 0)], jnp.float32)
+    assert not np.all(np.isfinite(np.asarray(jnp.linalg.cholesky(block32 @ block32.T))))  # the old way fails
+    out = {"loc": jnp.zeros((1, 1, p)), "tril": jnp.asarray(tril[None, None], jnp.float32)}
+    theta = policy.sample_theta(jax.random.PRNGKey(0), out, jnp.asarray(mask), 20000)
+    assert np.all(np.isfinite(np.asarray(policy.theta_log_prob(out, theta, jnp.asarray(mask)))))
+    active = mask[0, 0] > 0
+    block = tril[np.ix_(active, active)]
+    draws = np.asarray(theta)[0, :, 0][:, active].astype(np.float64)
+    np.testing.assert_allclose(np.cov(draws.T), block @ block.T, atol=0.02)
+    assert np.all(np.asarray(theta)[0, :, 0, 2] == 0)
 
 
 def test_diag_density_matches_normal():

@@ -75,6 +75,19 @@ def standard_normal(key, shape, pool_factor=0, groups=1):
     return jnp.where(bits > 0, eps, -eps)
 
 
+def active_factor(tril, node_mask):
+    """The full family's Cholesky factor restricted to the active parameters: tril [B, d, P, P] with the rows
+    and columns of inactive parameters replaced by the identity's, node_mask [B, d, P] (0/1).
+
+    q(theta_active | G) = N(loc_active, L_aa L_aa^T), with L_aa the factor's active block: sampled as
+    loc + L_aa eps and scored with triangular solves against the same factor, never re-factorising L L^T
+    (whose Cholesky decomposition fails in float32 on an ill-conditioned factor).
+    """
+    m = node_mask.astype(tril.dtype)
+    eye = jnp.eye(tril.shape[-1], dtype=tril.dtype)
+    return tril * m[..., :, None] * m[..., None, :] + eye * (1.0 - m)[..., None, :]
+
+
 def sample_theta(key, out, node_mask, num_samples, pool_factor=0, groups=1, share_halves=False):
     """theta ~ P(theta | G, stop), exactly 0 on inactive parameters.
 
@@ -91,7 +104,7 @@ def sample_theta(key, out, node_mask, num_samples, pool_factor=0, groups=1, shar
     else:
         eps = standard_normal(key, (loc.shape[0], num_samples) + loc.shape[1:], pool_factor, groups)
     if "tril" in out:
-        noise = jnp.einsum("bdpq,bsdq->bsdp", out["tril"], eps)
+        noise = jnp.einsum("bdpq,bsdq->bsdp", active_factor(out["tril"], node_mask), eps)
     else:
         noise = out["scale"][:, None] * eps
     return jnp.where(node_mask[:, None] > 0, loc[:, None] + noise, 0.0)
@@ -107,16 +120,10 @@ def theta_log_prob(out, theta, node_mask):
     m = node_mask.astype(theta.dtype)
     diff = (theta - out["loc"][:, None]) * m[:, None]
     if "tril" in out:
-        tril = out["tril"]
-        cov = jnp.einsum("bdpk,bdqk->bdpq", tril, tril)
-        p = cov.shape[-1]
-        eye = jnp.eye(p)
-        cov_m = cov * m[..., :, None] * m[..., None, :] + eye * (1.0 - m)[..., None, :]
-        chol = jnp.linalg.cholesky(cov_m + 1e-9 * eye)  # [B, d, P, P]
-        z = jax.scipy.linalg.solve_triangular(chol[:, None], diff[..., None], lower=True)[..., 0]  # [B, S, d, P]
-        log_det = jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # [B, d]
-        quad = jnp.sum(z**2, axis=-1)  # [B, S, d]
-        per_node = -0.5 * quad - log_det[:, None] - 0.5 * _LOG_2PI * m.sum(-1)[:, None]
+        factor = active_factor(out["tril"], node_mask)  # the active parameters' Cholesky factor
+        z = jax.scipy.linalg.solve_triangular(factor[:, None], diff[..., None], lower=True)[..., 0]  # [B, S, d, P]
+        log_det = jnp.sum(jnp.log(jnp.diagonal(factor, axis1=-2, axis2=-1)), axis=-1)  # [B, d]
+        per_node = -0.5 * jnp.sum(z**2, axis=-1) - log_det[:, None] - 0.5 * _LOG_2PI * m.sum(-1)[:, None]
         return per_node.sum(-1)
     # Per-graph terms are computed once, not once per theta sample.
     inv_scale = (m / out["scale"])[:, None]  # [B, 1, d, P], 0 on inactive parameters
