@@ -6,7 +6,8 @@ The run folder holds
   checkpoint.npz    TrainState (params, optimiser state, environments, replay buffer,
                     RNG key, iteration) + info (iteration, wall seconds); written
                     atomically every `checkpoint_every_seconds` and at the end
-  metrics.jsonl     one line per dispatch (iteration, loss, mean |delta| and delta, penalty / neg_elbo terms, iterations/s)
+  metrics.jsonl     one line per dispatch (iteration, loss, mean |delta| and delta, penalty / neg_elbo terms,
+                    iterations/s)
   train.lock        held by the `jspgfn train` working on the folder (runlock.py): a second trainer,
                     or a sampler, is refused with its PID while it runs
 Running the same command again resumes from checkpoint.npz (a finished run is left
