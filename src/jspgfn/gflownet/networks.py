@@ -119,7 +119,7 @@ class PolicyNet(hk.Module):
                           first R = edge_rows graphs only (R = B when edge_rows is None; the
                           loss needs them for G, not for G')
     loc, scale [B, d, P]  per-node Gaussian over theta_i (node layout, P params)
-    tril [B, d, P, P]     (family "full") Cholesky factor of the covariance
+    tril [B, d, P, P]     (family "full") Cholesky factor of the covariance (of its active block: policy.active_factor)
     """
 
     def __init__(self, cfg, params_per_node, name="policy"):
