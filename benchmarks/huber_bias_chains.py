@@ -21,8 +21,10 @@ import argparse
 
 import numpy as np
 
+from huber_bias import huber_location
 from jspgfn.conjugate import log_marginal_likelihood_local
 from jspgfn.dataset import load_dataset
+from jspgfn.graphs import transitive_closure
 from jspgfn.models import get_model
 
 _DRAWS = 4000
@@ -55,14 +57,6 @@ def coupled_noise(before, after, parents_before, parents_after, rng):
     return -0.5 * (quad_after - quad_before)
 
 
-def huber_location(samples, delta, iterations=60):
-    """The m with mean(clip(samples - m, -delta, delta)) = 0."""
-    m = np.median(samples)
-    for _ in range(iterations):
-        m = m + np.mean(np.clip(samples - m, -delta, delta))
-    return m
-
-
 def chain_graphs(start, rng):
     """The graphs of one chain: start's edges in a random order, then random acyclic additions: list of [d, d]."""
     d = start.shape[0]
@@ -72,9 +66,7 @@ def chain_graphs(start, rng):
         graph[i, j] = 1
         chain.append(graph.copy())
     while True:
-        reach = graph.astype(bool) | np.eye(d, dtype=bool)
-        for _ in range(d):
-            reach = reach | (reach.astype(np.int64) @ reach.astype(np.int64) > 0)
+        reach = transitive_closure(graph).astype(bool)
         # i -> j is allowed when it is absent and j does not reach i
         allowed = np.argwhere((graph == 0) & ~reach.T & ~np.eye(d, dtype=bool))
         if len(allowed) == 0:
@@ -139,14 +131,14 @@ def main():
                     v[2][rng.permutation(_DRAWS)] - p[2][rng.permutation(_DRAWS)]
                     for v, p in zip(node_values, previous[2])
                 )
-                bias = huber_location(residual, args.delta)
+                bias = huber_location(residual[None], args.delta)[0]
                 huber += elbo - previous[1] + bias
                 rows["bias"][k].append(bias)
                 rows["sd"][k].append(np.std(residual))
                 (j,) = [j for j in range(d) if len(node_values[j][4]) != len(previous[2][j][4])]
                 after, before = node_values[j], previous[2][j]
                 coupled = coupled_noise(before[3], after[3], before[4], after[4], rng)
-                rows["coupled_bias"][k].append(huber_location(coupled, args.delta))
+                rows["coupled_bias"][k].append(huber_location(coupled[None], args.delta)[0])
                 rows["coupled_sd"][k].append(np.std(coupled))
             values.append((exact, elbo, huber))
             previous = (exact, elbo, node_values)

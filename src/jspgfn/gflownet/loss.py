@@ -149,7 +149,9 @@ def subtb_loss(
         structure = optax.huber_loss(residuals(log_stop, sg(log_q), log_pf), delta=cfg.huber_delta)
         theta_part = optax.huber_loss(residuals(sg(log_stop), log_q, sg(log_pf)), delta=cfg.huber_delta)
         loss = jnp.mean(structure, where=shared) + jnp.mean(theta_part, where=~shared)
+        extra = {"abs_delta_shared": jnp.mean(jnp.abs(delta), where=shared)}
     else:
+        extra = {}
         loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
     per_transition = jax.lax.stop_gradient(jnp.mean(jnp.abs(delta), axis=(1, 2)))  # [B], replay priorities
     metrics = {
@@ -157,9 +159,8 @@ def subtb_loss(
         "abs_delta": jnp.mean(jnp.abs(delta)),
         "mean_delta": jnp.mean(delta),
         "per_transition": per_transition,
+        **extra,
     }
-    if cfg.shared_theta_noise:
-        metrics["abs_delta_shared"] = jnp.mean(jnp.abs(delta), where=jnp.eye(s, dtype=bool))
 
     if cfg.theta_elbo > 0:
         elbo = elbo_term(out, log_r_grad, node_mask, num_total)
