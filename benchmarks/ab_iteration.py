@@ -2,7 +2,7 @@
 
   rm -rf /tmp/before && mkdir /tmp/before && git archive HEAD src | tar -x -C /tmp/before
   .venv/bin/python benchmarks/ab_iteration.py /tmp/before/src src [--d 20] [--preset quick] [--model mlp-gauss]
-      [--set key=value ...]
+      [--family full] [--set key=value ...]
 
 Each tree runs in its own worker process (this script with PYTHONPATH=tree, so `import jspgfn`
 loads that tree); once both have compiled, they time blocks of --iterations iterations (one
@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 def worker(args):
-    """Build a Trainer (--model on its own kind of data, diag family, uniform graph prior), then answer
+    """Build a Trainer (--model on its own kind of data, --family, uniform graph prior), then answer
     "run N" lines."""
     import jax
     import numpy as np
@@ -37,7 +37,7 @@ def worker(args):
     cfg = get_preset(args.preset, iterations_per_dispatch=args.iterations, **overrides)
     kind = "mlp" if args.model == "mlp-gauss" else "linear"
     x = generate("er2" if args.d > 5 else "er1", kind, args.d, args.rows, 10, 0).train.astype(np.float32)
-    trainer = Trainer(cfg, get_model(args.model), get_graph_prior("uniform", args.d), "diag", x)
+    trainer = Trainer(cfg, get_model(args.model), get_graph_prior("uniform", args.d), args.family, x)
     state = trainer.init(0)
     state, _ = trainer.run_chunk(state, args.iterations)
     jax.block_until_ready(state)
@@ -59,6 +59,7 @@ def main():
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--model", default="lingauss", choices=["lingauss", "mlp-gauss"], help="likelihood model")
+    parser.add_argument("--family", default="diag", choices=["diag", "full"], help="posterior family of theta")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="training options (ints)")
     parser.add_argument("--iterations", type=int, default=20, help="iterations per timed block")
     parser.add_argument("--repeats", type=int, default=5, help="blocks of each tree")
@@ -70,7 +71,8 @@ def main():
         parser.error("give two source trees")
 
     command = [sys.executable, __file__, "--worker", "--d", str(args.d), "--rows", str(args.rows)]
-    command += ["--preset", args.preset, "--model", args.model, "--iterations", str(args.iterations)]
+    command += ["--preset", args.preset, "--model", args.model, "--family", args.family]
+    command += ["--iterations", str(args.iterations)]
     command += ["--set", *args.set]
     procs = []
     for tree in args.trees:
@@ -80,7 +82,7 @@ def main():
         print(f"# {'AB'[len(procs) - 1]}: {json.loads(proc.stdout.readline())['ready']}", flush=True)
     print(
         f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; d={args.d} preset {args.preset}"
-        f" model {args.model} {args.set}"
+        f" model {args.model} family {args.family} {args.set}"
     )
     best, best_cpu = [0.0, 0.0], [float("inf")] * 2
     for _ in range(args.repeats):
