@@ -112,6 +112,27 @@ def test_full_family_draws_and_scores_an_ill_conditioned_factor():
     assert np.all(np.asarray(theta)[0, :, 0, 2] == 0)
 
 
+def test_full_factor_rows_are_scaled_by_the_node_scales():
+    """The full family's factor is L = diag(scale) (I + N), N strictly lower triangular: its diagonal is the
+    scale and each row's off-diagonal entries shrink with that row's scale (a trained network's N is not 0)."""
+    d = 4
+    model, net, params = _net("lingauss-full", d)
+    params = jax.tree_util.tree_map(lambda x: x + 0.1 * jnp.ones_like(x), params)  # N != 0
+    out = net.apply(params, jnp.asarray(_graphs(d)))
+    tril, scale = np.asarray(out["tril"]), np.asarray(out["scale"])
+    assert np.all(np.triu(tril, 1) == 0)
+    np.testing.assert_allclose(np.diagonal(tril, axis1=-2, axis2=-1), scale, rtol=1e-6)
+    unit = tril / scale[..., :, None]
+    assert np.abs(np.tril(unit, -1)).max() > 0.01
+    halved = dict(params)
+    halved["policy/theta_scale"] = dict(params["policy/theta_scale"])
+    halved["policy/theta_scale"]["b"] = params["policy/theta_scale"]["b"] - 5.0  # smaller scales, same N
+    tril2 = np.asarray(net.apply(halved, jnp.asarray(_graphs(d)))["tril"])
+    scale2 = np.diagonal(tril2, axis1=-2, axis2=-1)
+    assert np.all(scale2 < scale)
+    np.testing.assert_allclose(tril2 / scale2[..., :, None], unit, rtol=1e-4, atol=1e-6)
+
+
 def test_diag_density_matches_normal():
     from scipy.stats import norm
 

@@ -119,7 +119,7 @@ class PolicyNet(hk.Module):
                           first R = edge_rows graphs only (R = B when edge_rows is None; the
                           loss needs them for G, not for G')
     loc, scale [B, d, P]  per-node Gaussian over theta_i (node layout, P params)
-    tril [B, d, P, P]     (family "full") Cholesky factor of the covariance (of its active block: policy.active_factor)
+    tril [B, d, P, P]     (family "full") the covariance factor diag(scale) (I + N) (law: policy.active_factor)
     """
 
     def __init__(self, cfg, params_per_node, name="policy"):
@@ -159,8 +159,10 @@ class PolicyNet(hk.Module):
             n_off = p * (p - 1) // 2
             off = hk.Linear(n_off, w_init=zeros, name="theta_tril")(hidden)  # [B, d, n_off]
             rows, cols = jnp.tril_indices(p, k=-1)
-            tril = jnp.zeros((b, d, p, p)).at[..., rows, cols].set(off)
-            out["tril"] = tril + jax.vmap(jax.vmap(jnp.diag))(out["scale"])
+            unit = jnp.eye(p) + jnp.zeros((b, d, p, p)).at[..., rows, cols].set(off)  # unit lower triangular
+            # L = diag(scale) (I + N): row i scaled by scale_i, so the factor's condition number is set by the
+            # dimensionless N and does not grow as the scales shrink toward a narrow posterior (docs/decisions.md).
+            out["tril"] = out["scale"][..., :, None] * unit
         return out
 
 
