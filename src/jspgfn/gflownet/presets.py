@@ -48,9 +48,8 @@ class TrainConfig:
     stop_target_tau: float = 0.0  # > 0: log P(stop | G') from a Polyak-averaged network, beyond the paper
     stop_target_after: float = 0.0  # that target only after this share of the run (the paper's loss before)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
-    shared_theta_noise: bool = (
-        False  # theta_s, theta'_s share noise: pairs (s, s) train the structure (beyond the paper)
-    )
+    # theta_s, theta'_s share their noise: the pairs (s, s) train the structure (beyond the paper)
+    shared_theta_noise: bool = False
     max_parents: int | None = None
     # optimiser
     learning_rate: float = 1e-3
