@@ -124,10 +124,10 @@ def test_full_factor_rows_are_scaled_by_the_node_scales():
     np.testing.assert_allclose(np.diagonal(tril, axis1=-2, axis2=-1), scale, rtol=1e-6)
     unit = tril / scale[..., :, None]
     assert np.abs(np.tril(unit, -1)).max() > 0.01
-    halved = dict(params)
-    halved["policy/theta_scale"] = dict(params["policy/theta_scale"])
-    halved["policy/theta_scale"]["b"] = params["policy/theta_scale"]["b"] - 5.0  # smaller scales, same N
-    tril2 = np.asarray(net.apply(halved, jnp.asarray(_graphs(d)))["tril"])
+    smaller = dict(params)
+    smaller["policy/theta_scale"] = dict(params["policy/theta_scale"])
+    smaller["policy/theta_scale"]["b"] = params["policy/theta_scale"]["b"] - 5.0  # smaller scales, same N
+    tril2 = np.asarray(net.apply(smaller, jnp.asarray(_graphs(d)))["tril"])
     scale2 = np.diagonal(tril2, axis1=-2, axis2=-1)
     assert np.all(scale2 < scale)
     np.testing.assert_allclose(tril2 / scale2[..., :, None], unit, rtol=1e-4, atol=1e-6)
