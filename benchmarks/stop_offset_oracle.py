@@ -41,7 +41,7 @@ class _Offset:
     obs_var: float
     prior_var: float
     weight: float
-    empty_score: float  # log P(D | empty graph), computed once
+    empty_score: float  # log P(D | base graph), computed once (the empty graph unless OracleTrainer.base_graph)
 
     def init(self, *args, **kwargs):
         return self.base.init(*args, **kwargs)
@@ -57,12 +57,14 @@ class _Offset:
             prior_mean=0.0,
             prior_var=self.prior_var,
         )
-        offset = jax.lax.stop_gradient(score(adjacency) - self.empty_score)
-        return {**out, "stop_logit": out["stop_logit"] + self.weight * offset}
+        log_marginal = jax.lax.stop_gradient(score(adjacency))  # [B], also returned (marginal_reward_oracle.py)
+        offset = log_marginal - self.empty_score
+        return {**out, "stop_logit": out["stop_logit"] + self.weight * offset, "log_marginal": log_marginal}
 
 
 class OracleTrainer(Trainer):
     weight: float = 1.0
+    base_graph = None  # uint8 [d, d]: the offset is log P(D | G) - log P(D | base graph) (None: the empty graph)
 
     @functools.cached_property
     def network(self):
@@ -74,7 +76,9 @@ class OracleTrainer(Trainer):
             self.model.obs_var,
             self.model.prior_var,
             self.weight,
-            log_marginal_likelihood_graphs(self.model, x, np.zeros((x.shape[1], x.shape[1]), np.uint8)),
+            log_marginal_likelihood_graphs(
+                self.model, x, np.zeros((x.shape[1],) * 2, np.uint8) if self.base_graph is None else self.base_graph
+            ),
         )
 
 
