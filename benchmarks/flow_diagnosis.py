@@ -169,7 +169,8 @@ def diagnose(trainer, state, lattice, log_exact, x, levels=False):
     return row
 
 
-def main():
+def main(trainer_class=Trainer, argv=None, note=""):
+    """trainer_class: Trainer or a subclass (benchmarks/marginal_reward_oracle.py); note: added to the header."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--model", default="lingauss-diag")
@@ -179,14 +180,14 @@ def main():
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--eval-at", type=int, nargs="+", default=None, help="iterations to diagnose at")
     parser.add_argument("--levels", action="store_true", help="also print mass and flow per edge count")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     cfg = get_preset(args.preset, **overrides)
     eval_at = sorted(set(args.eval_at or [cfg.num_iterations]))
     print(
         f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
-        f"model={args.model} graph={args.graph} overrides={overrides}",
+        f"model={args.model} graph={args.graph} overrides={overrides}{note}",
         flush=True,
     )
     lattice = exact_flows.dag_lattice(5)
@@ -211,7 +212,7 @@ def main():
         exact = compute_exact_posterior(ds, model, prior)
         log_exact = np.empty(len(lattice.graphs))
         log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
-        trainer = Trainer(cfg, model, prior, family, ds.train.astype(np.float32))
+        trainer = trainer_class(cfg, model, prior, family, ds.train.astype(np.float32))
         state = trainer.init(args.train_seed)
         done, elapsed = 0, 0.0
         for target in eval_at:

@@ -13,6 +13,8 @@ benchmarks/accuracy_exact_edges.py's. An oracle: it uses the closed form that JS
   .venv/bin/python benchmarks/marginal_reward_oracle.py /tmp/w/d10er2/0=/tmp/w/d10er2/exact0.npz \
       --eval-at 6000 15000 30000 [--seed S] [--set stop_target_tau=0.1 ...] [--stop-offset 1]
 
+--d5 trains on flow_diagnosis.py's d=5 datasets instead and prints its exact diagnosis (`--seeds 0 1 ...`);
+with --tabular the policy is a table of logits per DAG (all 29,281), no network.
 --stop-offset W also adds W times the exact score to the stop logit (benchmarks/stop_offset_oracle.py), so
 the network has to learn only the rest of log P(stop | G).
 
@@ -21,18 +23,22 @@ trajectory_balance) have no effect here; stop_target_tau / stop_target_after and
 """
 
 import argparse
+import dataclasses
+import functools
 import sys
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 sys.path.insert(0, str(Path(__file__).parent))
 import accuracy_exact_edges  # noqa: E402
+import flow_diagnosis  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
-from jspgfn.gflownet import policy  # noqa: E402
+from jspgfn.gflownet import exact_flows, policy  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.loss import next_graphs, uniform_log_pb  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
@@ -90,6 +96,45 @@ class MarginalRewardTrainer(Trainer):
         return loss, metrics
 
 
+@dataclasses.dataclass(frozen=True)
+class _Table:
+    """A tabular policy over every DAG on d <= 5 nodes: a stop logit and d x d edge logits per DAG, looked up by
+    the graph's code (no function approximation). init(key, adjacency), apply(params, adjacency, edge_rows) as
+    the library's network; loc 0 and scale 1 stand in for the theta head, which the oracle does not use."""
+
+    codes: np.ndarray  # int32 [M], sorted: the codes of the lattice's DAGs
+    params_per_node: int
+
+    def init(self, key, adjacency):
+        del key
+        d = adjacency.shape[-1]
+        return {"stop": jnp.zeros(len(self.codes)), "edges": jnp.zeros((len(self.codes), d, d))}
+
+    def apply(self, params, adjacency, edge_rows=None):
+        b, d, _ = adjacency.shape
+        codes = jnp.sum(adjacency.reshape(b, -1).astype(jnp.int32) << jnp.arange(d * d, dtype=jnp.int32), axis=-1)
+        idx = jnp.searchsorted(jnp.asarray(self.codes), codes)
+        rows = b if edge_rows is None else edge_rows
+        shape = (b, d, self.params_per_node)
+        return {
+            "stop_logit": params["stop"][idx],
+            "edge_logits": params["edges"][idx[:rows]],
+            "loc": jnp.zeros(shape),
+            "scale": jnp.ones(shape),
+        }
+
+
+class TabularTrainer(MarginalRewardTrainer):
+    """The oracle with a tabular policy (d <= 5): what the loss, replay and optimiser do without a network."""
+
+    @functools.cached_property
+    def network(self):
+        graphs = exact_flows.dag_lattice(self.num_variables).graphs
+        d = self.num_variables
+        codes = graphs.reshape(len(graphs), -1).astype(np.int64) @ (np.int64(1) << np.arange(d * d))
+        return _Table(codes.astype(np.int32), self.params_per_node)
+
+
 class WithStopOffset(MarginalRewardTrainer, OracleTrainer):
     """Both oracles: the exact marginal reward, and the exact score added to the stop logit."""
 
@@ -106,8 +151,19 @@ def main():
         help="the offset is log P(D | G) - log P(D | this graph); true-graph (one dataset only) leaves the network "
         "only -log F(G) + log F(true graph), tens of nats, to learn; empty leaves it a constant of about -log Z too",
     )
+    parser.add_argument(
+        "--d5", action="store_true", help="train on flow_diagnosis.py's d=5 datasets and diagnose P_T exactly there"
+    )
+    parser.add_argument("--tabular", action="store_true", help="with --d5: a table of logits per DAG, no network")
     args, rest = parser.parse_known_args()
     note = " oracle: exact marginal reward, no theta"
+    if args.d5:
+        trainer_class = TabularTrainer if args.tabular else MarginalRewardTrainer
+        note += "; tabular policy" if args.tabular else ""
+        flow_diagnosis.main(trainer_class, rest, note=note + " (rmse_q and rmse_mf: q is untrained here)")
+        return
+    if args.tabular:
+        parser.error("--tabular needs --d5 (a table over every DAG)")
     if args.stop_offset > 0:
         WithStopOffset.weight = args.stop_offset
         if args.offset_base == "true-graph":
