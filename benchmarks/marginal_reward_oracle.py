@@ -105,6 +105,13 @@ class _Table:
     codes: np.ndarray  # int32 [M], sorted: the codes of the lattice's DAGs
     params_per_node: int
 
+    @classmethod
+    def of(cls, lattice, params_per_node):
+        """The table over exact_flows.dag_lattice(d)'s DAGs: entry k of the parameters is lattice.graphs[k]."""
+        m, d, _ = lattice.graphs.shape
+        codes = lattice.graphs.reshape(m, -1).astype(np.int64) @ (np.int64(1) << np.arange(d * d))  # as in apply
+        return cls(codes.astype(np.int32), params_per_node)
+
     def init(self, key, adjacency):
         del key
         d = adjacency.shape[-1]
@@ -129,10 +136,7 @@ class TabularTrainer(MarginalRewardTrainer):
 
     @functools.cached_property
     def network(self):
-        graphs = exact_flows.dag_lattice(self.num_variables).graphs
-        d = self.num_variables
-        codes = graphs.reshape(len(graphs), -1).astype(np.int64) @ (np.int64(1) << np.arange(d * d))
-        return _Table(codes.astype(np.int32), self.params_per_node)
+        return _Table.of(exact_flows.dag_lattice(self.num_variables), self.params_per_node)
 
 
 class WithStopOffset(MarginalRewardTrainer, OracleTrainer):
@@ -165,9 +169,13 @@ def main():
     if args.tabular:
         parser.error("--tabular needs --d5 (a table over every DAG)")
     if args.stop_offset > 0:
+        if any(a.startswith("stop_target_tau=") and float(a.split("=", 1)[1]) > 0 for a in rest):
+            # The target network would score the graphs G' a second time in the step: two LAPACK Choleskys of
+            # the same graphs in one jitted CPU step hang for good here (JAX 0.10.2; lab notes, eighth session).
+            parser.error("--stop-offset with stop_target_tau > 0 is not supported (it hangs on CPU)")
         WithStopOffset.weight = args.stop_offset
         if args.offset_base == "true-graph":
-            pairs = [a for a in rest if "=" in a and not a.startswith("-")]
+            pairs = [a for a in rest if "=" in a and Path(a.split("=", 1)[0]).is_dir()]  # not --set's KEY=VALUE
             if len(pairs) != 1:
                 parser.error("--offset-base true-graph takes one DATA=EXACT pair")
             WithStopOffset.base_graph = load_dataset(pairs[0].split("=", 1)[0]).graph

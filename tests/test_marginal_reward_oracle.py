@@ -49,8 +49,7 @@ def _setup(module, d=3, n=20, seed=0):
     children = lattice.children[parents, actions]
     edge_logits[parents, actions] = log_flow[children] - np.log(lattice.num_edges[children]) - log_flow[parents]
     stop_logit = log_stop - np.log(-np.expm1(np.minimum(log_stop, -1e-12)))  # logit of P(stop | G)
-    codes = lattice.graphs.reshape(m, -1).astype(np.int64) @ (1 << np.arange(d * d))  # sorted, as the lattice
-    table = module._Table(codes.astype(np.int32), model.theta_shape(d)[-1])
+    table = module._Table.of(lattice, model.theta_shape(d)[-1])
     params = {"stop": jnp.asarray(stop_logit, jnp.float32), "edges": jnp.asarray(edge_logits.reshape(m, d, d))}
     return x, model, table, params, lattice.graphs[parents].astype(np.uint8), actions.astype(np.int32)
 
