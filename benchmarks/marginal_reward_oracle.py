@@ -18,8 +18,9 @@ with --tabular the policy is a table of logits per DAG (all 29,281), no network.
 --stop-offset W also adds W times the exact score to the stop logit (benchmarks/stop_offset_oracle.py), so
 the network has to learn only the rest of log P(stop | G).
 
-The options that act on theta (num_theta_samples, shared_theta_noise, noise_pool, penalty, theta_elbo,
-trajectory_balance) have no effect here; stop_target_tau / stop_target_after and replay_priority do.
+The options that act on theta (num_theta_samples, shared_theta_noise, noise_pool, penalty, theta_elbo) have no
+effect here; stop_target_tau / stop_target_after, replay_priority and trajectory_balance (SubTB(lambda) over whole
+trajectories, with the exact score) do.
 """
 
 import argparse
@@ -37,10 +38,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 import accuracy_exact_edges  # noqa: E402
 import flow_diagnosis  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
+from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows, policy  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.loss import next_graphs, uniform_log_pb  # noqa: E402
+from jspgfn.gflownet.trajectories import states_along  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
 from stop_offset_oracle import OracleTrainer  # noqa: E402
@@ -48,6 +51,10 @@ from stop_offset_oracle import OracleTrainer  # noqa: E402
 
 class MarginalRewardTrainer(Trainer):
     """The library's Trainer with the residual of DAG-GFlowNet's modified detailed balance on the exact score."""
+
+    inflow_cut = False  # --inflow-cut
+    child_gradient = 1.0  # --child-gradient
+    centred_semi_gradient = False  # --centred-semi-gradient
 
     def loss(
         self,
@@ -61,7 +68,7 @@ class MarginalRewardTrainer(Trainer):
         target_params=None,
         use_target=True,
     ):
-        del key, interventions, trajectories  # no theta; the trajectory term is not part of this test
+        del key, interventions  # no theta
         cfg = self.cfg
         b = graphs.shape[0]
         both = jnp.concatenate([graphs, next_graphs(graphs, actions)], axis=0)  # [2B, d, d]
@@ -84,16 +91,74 @@ class MarginalRewardTrainer(Trainer):
             out_next = self.network.apply(target_params, both[b:], 0)
             log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
             log_stop = jnp.concatenate([log_stop[:b], jnp.where(use_target, log_stop_next, log_stop[b:])])
-        delta = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf - log_stop[b:]  # [B]
+        rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
+        delta = rest - self.child_stop(log_stop[b:], jax.lax.stop_gradient(rest - log_stop[b:]))
         loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
         metrics = {
             "subtb_loss": loss,
             "abs_delta": jnp.mean(jnp.abs(delta)),
             "mean_delta": jnp.mean(delta),
             "per_transition": jax.lax.stop_gradient(jnp.abs(delta)),
-            "loss": loss,
         }
+        if trajectories is not None:
+            term, abs_traj = self.trajectory_term(params, *trajectories)
+            loss = loss + cfg.trajectory_balance * term
+            metrics.update(trajectory_loss=term, trajectory_abs_delta=abs_traj)
+        metrics["loss"] = loss
         return loss, metrics
+
+    def child_stop(self, log_stop_child, delta):
+        """The child's log P(stop | G') [B] as it enters the residual delta [B] (its value, no gradient): the same
+        values; the gradient the paper's (all), --child-gradient BETA times it, --inflow-cut's (none from
+        residuals < 0: an excess inflow is corrected at the parent, not passed on by G') or
+        --centred-semi-gradient's (only that of the batch mean: a shift of every stop logit leaves the residuals
+        unchanged, as under the full gradient, and the rest is semi-gradient)."""
+        sg = jax.lax.stop_gradient
+        if self.inflow_cut:
+            return jnp.where(delta < 0, sg(log_stop_child), log_stop_child)
+        if self.centred_semi_gradient:
+            mean = jnp.mean(log_stop_child)
+            return sg(log_stop_child) + mean - sg(mean)
+        if self.child_gradient != 1.0:  # Baird's residual algorithm: 1 the full gradient, 0 the semi-gradient
+            return self.child_gradient * log_stop_child + (1.0 - self.child_gradient) * sg(log_stop_child)
+        return log_stop_child
+
+    @functools.cached_property
+    def local_table(self):
+        """float32 [d, 2^d]: log P(x_j | x_Pa) per node and parent code (exact_dp.local_scores, uniform prior),
+        -1e6 where Pa holds j. A gather, no LAPACK call in the step."""
+        local = local_scores(self.model, np.asarray(self.data, np.float64))
+        return np.where(np.isfinite(local), local, -1e6).astype(np.float32)
+
+    def table_score(self, graphs):
+        """log P(D | G) up to a constant, from the local scores: graphs [B, d, d] -> float [B]."""
+        d = graphs.shape[-1]
+        codes = jnp.sum(graphs.astype(jnp.int32) << jnp.arange(d, dtype=jnp.int32)[None, :, None], axis=1)
+        return jnp.sum(jnp.asarray(self.local_table)[jnp.arange(d)[None, :], codes], axis=-1)
+
+    def trajectory_term(self, params, actions, length):
+        """loss.trajectory_loss (SubTB(lambda) over whole replayed trajectories) with the exact score in place of
+        log R(G, theta) - log q(theta | G): actions int32 [K, T], length int32 [K] -> (loss, mean |delta|)."""
+        cfg = self.cfg
+        k, t = actions.shape
+        d = self.num_variables
+        flat = states_along(actions, length, d).reshape(k * (t + 1), d, d)
+        out = self.network.apply(params, flat)
+        emask = valid_actions_jax(flat, envlib.closure_of(flat), cfg.max_parents)
+        log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
+        log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
+        taken = jnp.arange(t)[None, :] < length[:, None]
+        log_pf = jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0)
+        log_pb = jnp.where(taken, uniform_log_pb(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)
+        flow = jnp.concatenate([jnp.zeros((k, 1)), jnp.cumsum(log_pb - log_pf, axis=1)], axis=1)  # [K, T+1]
+        f = (jax.lax.stop_gradient(self.table_score(flat)) - log_stop).reshape(k, t + 1) + flow
+        delta = f[:, None, :] - f[:, :, None]  # [K, i, j]
+        i, j = jnp.arange(t + 1)[:, None], jnp.arange(t + 1)[None, :]
+        valid = (i < j)[None] & (j[None] <= length[:, None, None])
+        weights = jnp.where(valid, cfg.trajectory_lambda ** jnp.maximum(j - i - 1, 0).astype(jnp.float32), 0.0)
+        weights = weights / jnp.maximum(weights.sum(axis=(1, 2), keepdims=True), 1e-12)
+        loss = jnp.sum(weights * optax.huber_loss(delta, delta=cfg.huber_delta)) / k
+        return loss, jnp.sum(weights * jnp.abs(delta)) / k
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +204,52 @@ class TabularTrainer(MarginalRewardTrainer):
         return _Table.of(exact_flows.dag_lattice(self.num_variables), self.params_per_node)
 
 
+@dataclasses.dataclass(frozen=True)
+class _ScoreGainLogits:
+    """A transformed network whose policy is built on the exact score gain of each edge (soft Bellman form).
+
+    At G, action "add i -> j" gets the logit l_ij = [s_j(Pa_j + i) - s_j(Pa_j)] + log P_B(G | G + ij) + u_ij(G)
+    with u_ij = softplus(the network's edge logit) >= 0, and stop the logit 0 (stop_logit = -logsumexp(l) in the
+    library's sigmoid/softmax layout). The modified DB residual of G -> G' = G + ij is then
+    -u_ij(G) - log P(stop | G'): u learns -log P(stop | G + ij) = log F(G') - log R(G'), the child's flow beyond
+    its own reward, which is 0 wherever the posterior stops (dense graphs) and where the network starts.
+    local [d, 2^d]: log P(x_j | x_Pa) per node and parent code (exact_dp.local_scores; uniform graph prior).
+    """
+
+    base: object
+    local: np.ndarray
+    max_parents: int | None
+
+    def init(self, *args, **kwargs):
+        return self.base.init(*args, **kwargs)
+
+    def apply(self, params, adjacency, edge_rows=None):
+        out = self.base.apply(params, adjacency, None)  # every graph's edge logits: its stop logit needs them
+        b, d, _ = adjacency.shape
+        adj = adjacency.astype(jnp.int32)
+        codes = jnp.sum(adj << jnp.arange(d, dtype=jnp.int32)[None, :, None], axis=1)  # [B, d]: parents of j
+        table = jnp.asarray(self.local)
+        nodes = jnp.arange(d)
+        now = table[nodes[None, :], codes]  # [B, d]
+        added = codes[:, None, :] | (1 << nodes)[None, :, None]  # [B, i, j]: Pa_j + i
+        gain = table[nodes[None, None, :], added] - now[:, None, :]  # [B, i, j]
+        log_pb = -jnp.log(jnp.sum(adj, axis=(1, 2)).astype(jnp.float32) + 1.0)  # G' has one more edge
+        logits = gain + log_pb[:, None, None] + jax.nn.softplus(out["edge_logits"])
+        emask = valid_actions_jax(adjacency, envlib.closure_of(adjacency), self.max_parents)
+        lse = jax.nn.logsumexp(jnp.where(emask, logits, -1e9), axis=(1, 2))
+        stop_logit = jnp.where(jnp.any(emask, axis=(1, 2)), -lse, 1e9)
+        rows = b if edge_rows is None else edge_rows
+        return {**out, "stop_logit": stop_logit, "edge_logits": logits[:rows]}
+
+
+class ScoreGainTrainer(MarginalRewardTrainer):
+    """The oracle with the policy built on the exact score gain of each edge (_ScoreGainLogits)."""
+
+    @functools.cached_property
+    def network(self):
+        return _ScoreGainLogits(super().network, self.local_table, self.cfg.max_parents)
+
+
 class WithStopOffset(MarginalRewardTrainer, OracleTrainer):
     """Both oracles: the exact marginal reward, and the exact score added to the stop logit."""
 
@@ -159,8 +270,44 @@ def main():
         "--d5", action="store_true", help="train on flow_diagnosis.py's d=5 datasets and diagnose P_T exactly there"
     )
     parser.add_argument("--tabular", action="store_true", help="with --d5: a table of logits per DAG, no network")
+    parser.add_argument(
+        "--score-gain", action="store_true", help="the policy's logits built on each edge's exact score gain"
+    )
+    parser.add_argument(
+        "--inflow-cut",
+        action="store_true",
+        help="no gradient to the child's stop from residuals < 0 (an excess inflow is corrected at the parent)",
+    )
+    parser.add_argument(
+        "--child-gradient",
+        type=float,
+        default=1.0,
+        metavar="BETA",
+        help="the child's stop gets BETA times its gradient (1: the paper's loss, 0: semi-gradient)",
+    )
+    parser.add_argument(
+        "--centred-semi-gradient",
+        action="store_true",
+        help="the child's stop keeps only the gradient of the batch mean of the children's stops",
+    )
     args, rest = parser.parse_known_args()
     note = " oracle: exact marginal reward, no theta"
+    if args.centred_semi_gradient:
+        MarginalRewardTrainer.centred_semi_gradient = True
+        note += "; centred semi-gradient"
+    if args.child_gradient != 1.0:
+        MarginalRewardTrainer.child_gradient = args.child_gradient
+        note += f"; child gradient x{args.child_gradient}"
+    if args.inflow_cut:
+        MarginalRewardTrainer.inflow_cut = True
+        note += "; inflow cut"
+    if args.score_gain:
+        if args.tabular or args.stop_offset > 0:
+            parser.error("--score-gain takes neither --tabular nor --stop-offset")
+        note += "; logits on the exact score gain"
+        main_of = functools.partial(flow_diagnosis.main, note=note) if args.d5 else accuracy_exact_edges.main
+        main_of(ScoreGainTrainer, rest, **({} if args.d5 else {"note": note}))
+        return
     if args.d5:
         trainer_class = TabularTrainer if args.tabular else MarginalRewardTrainer
         note += "; tabular policy" if args.tabular else ""

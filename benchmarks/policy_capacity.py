@@ -16,7 +16,9 @@ continues from the fitted network, and P_T is diagnosed again at N1, N2, ... ite
 training keep the exact sampler, or pull it back into the leak?
 
   .venv/bin/python benchmarks/policy_capacity.py --seeds 0 1 [--steps 6000] [--set embed_dim=64]
-  .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 3000 6000
+  .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 3000 6000 [--oracle]
+
+`--oracle`: the training after the fit is marginal_reward_oracle.py's (the exact marginal reward, no theta).
 """
 
 import argparse
@@ -47,6 +49,7 @@ from jspgfn.gflownet.rewards import log_rewards  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
+from marginal_reward_oracle import MarginalRewardTrainer  # noqa: E402
 
 _FIT_LR = 1e-3  # the quick preset's learning rate; --set learning_rate=... changes the training after the fit only
 
@@ -127,6 +130,12 @@ def main():
         help="fit the optimal policy of the exact posterior, or of P_mf(G) (the diag family's SubTB fixed "
         "point at the mean-field optimum, benchmarks/family_floor.py): the sampler with zero mean residuals",
     )
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="train after the fit with the exact marginal reward and no theta (marginal_reward_oracle.py): "
+        "no noise in the residuals, so the exact sampler is a fixed point up to the fit's error",
+    )
     args = parser.parse_args()
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -158,7 +167,8 @@ def main():
         if args.target == "mean-field":
             log_target = log_exact - mean_field_gap(model, ds.train, lattice.graphs)
         target, log_flow = optimal_action_log_probs(lattice, log_target)
-        trainer = Trainer(cfg, model, prior, family, ds.train.astype(np.float32))
+        trainer_class = MarginalRewardTrainer if args.oracle else Trainer
+        trainer = trainer_class(cfg, model, prior, family, ds.train.astype(np.float32))
         params, final_kl = fit(
             trainer, lattice, target, log_flow, args.steps, args.batch_size, seed, with_q=bool(args.then_train)
         )

@@ -74,3 +74,105 @@ def test_the_residual_vanishes_at_the_exact_posteriors_sampler_and_not_elsewhere
     every_third = jnp.where(jnp.arange(len(params["stop"])) % 3 == 0, 1.0, 0.0)
     wrong = {**params, "stop": params["stop"] + every_third}
     assert _mean_abs_residual(module, x, model, table, wrong, graphs, actions) > 0.1
+
+
+def _trainer(module, x, model, network, trainer_class=None):
+    base = trainer_class or module.MarginalRewardTrainer
+
+    class Fixed(base):
+        pass
+
+    Fixed.network = network
+    cfg = get_preset("smoke")
+    return Fixed(cfg, model, get_graph_prior("uniform", x.shape[1]), "diag", x.astype(np.float32))
+
+
+def _random_trajectories(lattice, num, seed=1):
+    """Whole trajectories from the empty graph along the lattice: actions int32 [K, T], length int32 [K]."""
+    rng = np.random.default_rng(seed)
+    d = lattice.graphs.shape[-1]
+    t = d * (d - 1) // 2
+    actions = np.zeros((num, t), np.int32)
+    length = np.zeros(num, np.int32)
+    for k in range(num):
+        node = int(np.flatnonzero(lattice.num_edges == 0)[0])
+        stop_at = rng.integers(1, t + 1)
+        while length[k] < stop_at and np.any(lattice.children[node] >= 0):
+            action = rng.choice(np.flatnonzero(lattice.children[node] >= 0))
+            actions[k, length[k]] = action
+            length[k] += 1
+            node = int(lattice.children[node, action])
+    return actions, length
+
+
+def test_the_trajectory_term_vanishes_at_the_exact_posteriors_sampler_and_not_elsewhere():
+    module = _oracle_module()
+    x, model, table, params, _, _ = _setup(module)
+    actions, length = _random_trajectories(exact_flows.dag_lattice(3), 12)
+    assert length.max() == 3 and length.min() >= 1
+    trainer = _trainer(module, x, model, table)
+    _, exact_residual = trainer.trajectory_term(params, jnp.asarray(actions), jnp.asarray(length))
+    assert float(exact_residual) < 1e-3
+    every_third = jnp.where(jnp.arange(len(params["stop"])) % 3 == 0, 1.0, 0.0)
+    wrong = {**params, "stop": params["stop"] + every_third}
+    _, wrong_residual = trainer.trajectory_term(wrong, jnp.asarray(actions), jnp.asarray(length))
+    assert float(wrong_residual) > 0.1
+
+
+def test_the_child_gradient_options_keep_the_loss_and_scale_or_cut_the_childs_stop_gradient():
+    module = _oracle_module()
+    x, model, table, params, graphs, actions = _setup(module)
+    lattice = exact_flows.dag_lattice(3)
+    complete = lattice.num_edges == 3  # complete DAGs are only ever children here, and stop there is forced
+    two_edges = np.flatnonzero(lattice.num_edges == 2)  # children of one-edge graphs, parents of complete ones
+    keep = lattice.num_edges[[int(np.flatnonzero((lattice.graphs == g).all(axis=(1, 2)))[0]) for g in graphs]] == 1
+    graphs, actions = jnp.asarray(graphs[keep]), jnp.asarray(actions[keep])  # G: 1 edge, G': 2 edges
+    assert not complete[two_edges].any()
+    wrong = {**params, "stop": params["stop"] + 0.7 * jnp.sin(jnp.arange(len(params["stop"])))}
+    key = jax.random.PRNGKey(0)
+
+    def loss_and_child_grad(**options):
+        trainer = _trainer(module, x, model, table)
+        for name, value in options.items():
+            setattr(trainer, name, value)
+        loss_fn = lambda p: trainer.loss(p, graphs, actions, key, jnp.asarray(x))  # noqa: E731
+        (loss, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(wrong)
+        return float(loss), np.asarray(grads["stop"])[two_edges], np.asarray(metrics["per_transition"])
+
+    loss, full, _ = loss_and_child_grad()
+    assert np.abs(full).max() > 1e-3  # the two-edge graphs appear here as children only
+    half_loss, half, _ = loss_and_child_grad(child_gradient=0.5)
+    semi_loss, semi, _ = loss_and_child_grad(child_gradient=0.0)
+    assert half_loss == loss and semi_loss == loss
+    np.testing.assert_allclose(half, 0.5 * full, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(semi, 0.0)
+    cut_loss, cut, _ = loss_and_child_grad(inflow_cut=True)
+    assert cut_loss == loss
+    # Under the cut a child's stop is only pushed up (residual > 0: too little inflow), never down.
+    assert np.all(cut <= 1e-7) and np.abs(cut).max() > 1e-3
+    assert full.max() > 1e-3  # the paper's gradient also pushes some children's stops down: the cut removed those
+
+
+def test_the_score_gain_policy_has_the_soft_bellman_residual():
+    """With the network's u = softplus(0) = log 2 everywhere, the residual of G -> G' is
+    -log 2 + log(1 + sum_e' exp(s(G' + e') - s(G') + log P_B(G' | G' + e') + log 2)), computed here from the full
+    log marginal likelihood of every DAG (not the local-score table the network reads)."""
+    module = _oracle_module()
+    x, model, table, params, graphs, actions = _setup(module)
+    lattice = exact_flows.dag_lattice(3)
+    zero = {"stop": jnp.zeros_like(params["stop"]), "edges": jnp.zeros_like(params["edges"])}
+    trainer = _trainer(module, x, model, table, module.ScoreGainTrainer)
+    trainer.network = module._ScoreGainLogits(table, trainer.local_table, None)
+    _, metrics = trainer.loss(zero, jnp.asarray(graphs), jnp.asarray(actions), jax.random.PRNGKey(0), jnp.asarray(x))
+
+    score = log_marginal_likelihood_graphs(model, x, lattice.graphs)
+    index = {g.tobytes(): k for k, g in enumerate(lattice.graphs)}
+    expected = []
+    for g, a in zip(graphs, actions):
+        child = g.copy()
+        child.reshape(-1)[a] = 1
+        c = index[child.tobytes()]
+        grandchildren = lattice.children[c][lattice.children[c] >= 0]
+        gains = score[grandchildren] - score[c] - np.log(lattice.num_edges[c] + 1) + np.log(2.0)
+        expected.append(-np.log(2.0) + np.log1p(np.exp(gains).sum()))
+    np.testing.assert_allclose(np.asarray(metrics["per_transition"]), np.abs(expected), rtol=1e-4, atol=2e-3)
