@@ -17,6 +17,9 @@ benchmarks/accuracy_exact_edges.py's. An oracle: it uses the closed form that JS
 with --tabular the policy is a table of logits per DAG (all 29,281), no network.
 --stop-offset W also adds W times the exact score to the stop logit (benchmarks/stop_offset_oracle.py), so
 the network has to learn only the rest of log P(stop | G).
+--child-gradient BETA, --inflow-cut, --centred-semi-gradient change only the gradient that reaches the child's
+log P(stop | G') in the residual of G -> G' (MarginalRewardTrainer.child_stop); --score-gain builds the policy's
+logits on each edge's exact score gain (_ScoreGainLogits). Lab notes, ninth session.
 
 The options that act on theta (num_theta_samples, shared_theta_noise, noise_pool, penalty, theta_elbo) have no
 effect here; stop_target_tau / stop_target_after, replay_priority and trajectory_balance (SubTB(lambda) over whole
@@ -87,12 +90,13 @@ class MarginalRewardTrainer(Trainer):
             )
         log_r = log_marginal + self.graph_prior.log_prob(both.astype(jnp.float32))
         log_r = jax.lax.stop_gradient(log_r)  # [2B]
+        online_child = log_stop[b:]
         if target_params is not None:
             out_next = self.network.apply(target_params, both[b:], 0)
             log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
             log_stop = jnp.concatenate([log_stop[:b], jnp.where(use_target, log_stop_next, log_stop[b:])])
         rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
-        delta = rest - self.child_stop(log_stop[b:], jax.lax.stop_gradient(rest - log_stop[b:]))
+        delta = rest - self.child_stop(log_stop[b:], online_child, jax.lax.stop_gradient(rest - log_stop[b:]))
         loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
         metrics = {
             "subtb_loss": loss,
@@ -107,17 +111,18 @@ class MarginalRewardTrainer(Trainer):
         metrics["loss"] = loss
         return loss, metrics
 
-    def child_stop(self, log_stop_child, delta):
+    def child_stop(self, log_stop_child, online_child, delta):
         """The child's log P(stop | G') [B] as it enters the residual delta [B] (its value, no gradient): the same
         values; the gradient the paper's (all), --child-gradient BETA times it, --inflow-cut's (none from
         residuals < 0: an excess inflow is corrected at the parent, not passed on by G') or
-        --centred-semi-gradient's (only that of the batch mean: a shift of every stop logit leaves the residuals
-        unchanged, as under the full gradient, and the rest is semi-gradient)."""
+        --centred-semi-gradient's (only that of the batch mean of the online network's child stops
+        online_child [B]: a shift of every stop logit leaves the residuals unchanged, as under the full
+        gradient, and the rest is semi-gradient, or the target network's where stop_target_tau > 0)."""
         sg = jax.lax.stop_gradient
         if self.inflow_cut:
             return jnp.where(delta < 0, sg(log_stop_child), log_stop_child)
         if self.centred_semi_gradient:
-            mean = jnp.mean(log_stop_child)
+            mean = jnp.mean(online_child)
             return sg(log_stop_child) + mean - sg(mean)
         if self.child_gradient != 1.0:  # Baird's residual algorithm: 1 the full gradient, 0 the semi-gradient
             return self.child_gradient * log_stop_child + (1.0 - self.child_gradient) * sg(log_stop_child)

@@ -14,11 +14,14 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from scipy.special import logsumexp
 
 from jspgfn.conjugate import log_marginal_likelihood_graphs
-from jspgfn.gflownet import exact_flows
+from jspgfn.gflownet import env as envlib
+from jspgfn.gflownet import exact_flows, policy
 from jspgfn.gflownet.presets import get_preset
+from jspgfn.graphs import valid_actions_jax
 from jspgfn.models import get_graph_prior, get_model
 
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
@@ -151,6 +154,34 @@ def test_the_child_gradient_options_keep_the_loss_and_scale_or_cut_the_childs_st
     # Under the cut a child's stop is only pushed up (residual > 0: too little inflow), never down.
     assert np.all(cut <= 1e-7) and np.abs(cut).max() > 1e-3
     assert full.max() > 1e-3  # the paper's gradient also pushes some children's stops down: the cut removed those
+
+    # Centred: only the batch mean of the children's stops carries gradient, d loss / d s_g summed over the
+    # children g = -(1/B^2) sum_t huber'(delta_t) sum_u (1 - sigmoid(s_G'_u)).
+    centred_loss, centred, residuals = loss_and_child_grad(centred_semi_gradient=True)
+    assert centred_loss == pytest.approx(loss, rel=1e-6)  # + mean - mean: rounding only
+    index = {g.tobytes(): k for k, g in enumerate(lattice.graphs)}
+    children = [index[c.tobytes()] for c in np.asarray(module.next_graphs(graphs, actions))]
+    stop = np.asarray(wrong["stop"], np.float64)
+    signed = _signed_residuals(module, x, model, table, wrong, graphs, actions)
+    assert np.allclose(np.abs(signed), residuals, atol=1e-4)
+    b = len(children)
+    expected = -np.clip(signed, -1.0, 1.0).sum() * (1.0 - 1.0 / (1.0 + np.exp(-stop[children]))).sum() / b**2
+    np.testing.assert_allclose(centred.sum(), expected, rtol=1e-4, atol=1e-7)
+
+
+def _signed_residuals(module, x, model, table, params, graphs, actions):
+    """The oracle's signed residuals [B], recomputed here from the table's policy and the full log marginal
+    likelihood of each graph."""
+    b = graphs.shape[0]
+    both = jnp.concatenate([graphs, module.next_graphs(graphs, actions)], axis=0)
+    out = table.apply(params, both, b)
+    emask = valid_actions_jax(both, envlib.closure_of(both), None)
+    log_stop = policy.log_stop_prob(out["stop_logit"], emask)
+    _, log_edges = policy.log_policy_edges(out["stop_logit"][:b], out["edge_logits"], emask[:b])
+    log_pf = log_edges.reshape(b, -1)[jnp.arange(b), actions]
+    log_pb = -np.log(np.asarray(both[b:]).sum(axis=(1, 2)))
+    log_r = log_marginal_likelihood_graphs(model, x, np.asarray(both))
+    return log_r[b:] - log_r[:b] + log_pb + np.asarray(log_stop[:b]) - np.asarray(log_pf) - np.asarray(log_stop[b:])
 
 
 def test_the_score_gain_policy_has_the_soft_bellman_residual():
