@@ -44,12 +44,19 @@ from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows, policy  # noqa: E402
-from jspgfn.gflownet.core import Trainer  # noqa: E402
-from jspgfn.gflownet.loss import next_graphs, uniform_log_pb  # noqa: E402
+from jspgfn.gflownet.core import Trainer, loss_config  # noqa: E402
+from jspgfn.gflownet.loss import next_graphs, subtb_lambda, trajectory_flows, uniform_log_pb  # noqa: E402
 from jspgfn.gflownet.trajectories import states_along  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
 from stop_offset_oracle import OracleTrainer  # noqa: E402
+
+
+def parent_codes(graphs):
+    """The parent set of each node as a code (bit i: i -> j): graphs [B, d, d] -> int32 [B, d] (the local-score
+    table's column, exact_dp.local_scores)."""
+    d = graphs.shape[-1]
+    return jnp.sum(graphs.astype(jnp.int32) << jnp.arange(d, dtype=jnp.int32)[None, :, None], axis=1)
 
 
 class MarginalRewardTrainer(Trainer):
@@ -138,32 +145,17 @@ class MarginalRewardTrainer(Trainer):
     def table_score(self, graphs):
         """log P(D | G) up to a constant, from the local scores: graphs [B, d, d] -> float [B]."""
         d = graphs.shape[-1]
-        codes = jnp.sum(graphs.astype(jnp.int32) << jnp.arange(d, dtype=jnp.int32)[None, :, None], axis=1)
-        return jnp.sum(jnp.asarray(self.local_table)[jnp.arange(d)[None, :], codes], axis=-1)
+        return jnp.sum(jnp.asarray(self.local_table)[jnp.arange(d)[None, :], parent_codes(graphs)], axis=-1)
 
     def trajectory_term(self, params, actions, length):
         """loss.trajectory_loss (SubTB(lambda) over whole replayed trajectories) with the exact score in place of
         log R(G, theta) - log q(theta | G): actions int32 [K, T], length int32 [K] -> (loss, mean |delta|)."""
-        cfg = self.cfg
         k, t = actions.shape
-        d = self.num_variables
-        flat = states_along(actions, length, d).reshape(k * (t + 1), d, d)
+        flat = states_along(actions, length, self.num_variables).reshape(k * (t + 1), *([self.num_variables] * 2))
         out = self.network.apply(params, flat)
-        emask = valid_actions_jax(flat, envlib.closure_of(flat), cfg.max_parents)
-        log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
-        log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
-        taken = jnp.arange(t)[None, :] < length[:, None]
-        log_pf = jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0)
-        log_pb = jnp.where(taken, uniform_log_pb(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)
-        flow = jnp.concatenate([jnp.zeros((k, 1)), jnp.cumsum(log_pb - log_pf, axis=1)], axis=1)  # [K, T+1]
+        log_stop, flow = trajectory_flows(out, flat, actions, length, self.cfg.max_parents)
         f = (jax.lax.stop_gradient(self.table_score(flat)) - log_stop).reshape(k, t + 1) + flow
-        delta = f[:, None, :] - f[:, :, None]  # [K, i, j]
-        i, j = jnp.arange(t + 1)[:, None], jnp.arange(t + 1)[None, :]
-        valid = (i < j)[None] & (j[None] <= length[:, None, None])
-        weights = jnp.where(valid, cfg.trajectory_lambda ** jnp.maximum(j - i - 1, 0).astype(jnp.float32), 0.0)
-        weights = weights / jnp.maximum(weights.sum(axis=(1, 2), keepdims=True), 1e-12)
-        loss = jnp.sum(weights * optax.huber_loss(delta, delta=cfg.huber_delta)) / k
-        return loss, jnp.sum(weights * jnp.abs(delta)) / k
+        return subtb_lambda(f[..., None], length, loss_config(self.cfg))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,7 +224,7 @@ class _ScoreGainLogits:
         out = self.base.apply(params, adjacency, None)  # every graph's edge logits: its stop logit needs them
         b, d, _ = adjacency.shape
         adj = adjacency.astype(jnp.int32)
-        codes = jnp.sum(adj << jnp.arange(d, dtype=jnp.int32)[None, :, None], axis=1)  # [B, d]: parents of j
+        codes = parent_codes(adjacency)  # [B, d]
         table = jnp.asarray(self.local)
         nodes = jnp.arange(d)
         now = table[nodes[None, :], codes]  # [B, d]
@@ -296,6 +288,8 @@ def main():
         help="the child's stop keeps only the gradient of the batch mean of the children's stops",
     )
     args, rest = parser.parse_known_args()
+    if args.centred_semi_gradient + args.inflow_cut + (args.child_gradient != 1.0) > 1:
+        parser.error("--centred-semi-gradient, --inflow-cut and --child-gradient are exclusive")
     note = " oracle: exact marginal reward, no theta"
     if args.centred_semi_gradient:
         MarginalRewardTrainer.centred_semi_gradient = True
@@ -310,8 +304,7 @@ def main():
         if args.tabular or args.stop_offset > 0:
             parser.error("--score-gain takes neither --tabular nor --stop-offset")
         note += "; logits on the exact score gain"
-        main_of = functools.partial(flow_diagnosis.main, note=note) if args.d5 else accuracy_exact_edges.main
-        main_of(ScoreGainTrainer, rest, **({} if args.d5 else {"note": note}))
+        (flow_diagnosis.main if args.d5 else accuracy_exact_edges.main)(ScoreGainTrainer, rest, note=note)
         return
     if args.d5:
         trainer_class = TabularTrainer if args.tabular else MarginalRewardTrainer

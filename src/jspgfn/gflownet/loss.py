@@ -235,22 +235,39 @@ def trajectory_loss(params, apply_fn, model, graph_prior, actions, length, key, 
     states = states_along(actions, length, d)  # [K, T+1, d, d]
     flat = states.reshape(k * (t + 1), d, d)
     out = apply_fn(params, flat)
-    emask = valid_actions_jax(flat, envlib.closure_of(flat), cfg.max_parents)
-    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
-    log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
-    taken = jnp.arange(t)[None, :] < length[:, None]  # [K, T]
-    log_pf = jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0)
-    log_pb = jnp.where(taken, uniform_log_pb(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)  # G_k+1: k+1 edges
-    flow = jnp.concatenate([jnp.zeros((k, 1)), jnp.cumsum(log_pb - log_pf, axis=1)], axis=1)  # [K, T+1]
+    log_stop, flow = trajectory_flows(out, flat, actions, length, cfg.max_parents)
 
     node_mask = policy.node_mask_of(model, flat)
     theta = jax.lax.stop_gradient(policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, s))
     log_q = policy.theta_log_prob(out, theta, node_mask)  # [K(T+1), S]
     log_r = log_rewards(model, graph_prior, theta, flat, x, num_total, interventions)
     f = (log_r - log_q - log_stop[:, None]).reshape(k, t + 1, s) + flow[..., None]  # [K, T+1, S]
-    delta = (f[:, None, :, :] - f[:, :, None, :]) / cfg.residual_scale  # [K, i, j, S]
+    return subtb_lambda(f, length, cfg)
 
-    i, j = jnp.arange(t + 1)[:, None], jnp.arange(t + 1)[None, :]
+
+def trajectory_flows(out, flat, actions, length, max_parents):
+    """The policy's terms along whole trajectories: out = the network's outputs on flat [K(T+1), d, d] (the
+    states of `states_along`), actions int32 [K, T], length int32 [K] -> (log P(stop | G_i) [K(T+1)],
+    sum_{k<i} (log P_B(G_k | G_k+1) - log P_F(G_k+1 | G_k)) [K, T+1])."""
+    k, t = actions.shape
+    d = flat.shape[-1]
+    emask = valid_actions_jax(flat, envlib.closure_of(flat), max_parents)
+    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
+    log_edges = log_edges.reshape(k, t + 1, d * d)[:, :t]
+    taken = jnp.arange(t)[None, :] < length[:, None]  # [K, T]
+    log_pf = jnp.where(taken, jnp.take_along_axis(log_edges, actions[..., None], axis=-1)[..., 0], 0.0)
+    log_pb = jnp.where(taken, uniform_log_pb(jnp.arange(1, t + 1, dtype=jnp.float32)), 0.0)  # G_k+1: k+1 edges
+    flow = jnp.concatenate([jnp.zeros((k, 1)), jnp.cumsum(log_pb - log_pf, axis=1)], axis=1)  # [K, T+1]
+    return log_stop, flow
+
+
+def subtb_lambda(f, length, cfg):
+    """SubTB(lambda) over the pairs i < j <= length of f [K, T+1, S] (delta[i, j] = f[j] - f[i], see
+    `trajectory_loss`), weighted by trajectory_lambda ** (j - i - 1), normalised per trajectory, Huber:
+    -> (loss, mean |delta| over the weighted pairs)."""
+    k, t1, _ = f.shape
+    delta = (f[:, None, :, :] - f[:, :, None, :]) / cfg.residual_scale  # [K, i, j, S]
+    i, j = jnp.arange(t1)[:, None], jnp.arange(t1)[None, :]
     valid = (i < j)[None] & (j[None] <= length[:, None, None])  # [K, i, j]
     weights = jnp.where(valid, cfg.trajectory_lambda ** jnp.maximum(j - i - 1, 0).astype(jnp.float32), 0.0)
     weights = weights / jnp.maximum(weights.sum(axis=(1, 2), keepdims=True), 1e-12)
