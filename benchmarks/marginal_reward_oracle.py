@@ -151,7 +151,8 @@ class MarginalRewardTrainer(Trainer):
         """loss.trajectory_loss (SubTB(lambda) over whole replayed trajectories) with the exact score in place of
         log R(G, theta) - log q(theta | G): actions int32 [K, T], length int32 [K] -> (loss, mean |delta|)."""
         k, t = actions.shape
-        flat = states_along(actions, length, self.num_variables).reshape(k * (t + 1), *([self.num_variables] * 2))
+        d = self.num_variables
+        flat = states_along(actions, length, d).reshape(k * (t + 1), d, d)
         out = self.network.apply(params, flat)
         log_stop, flow = trajectory_flows(out, flat, actions, length, self.cfg.max_parents)
         f = (jax.lax.stop_gradient(self.table_score(flat)) - log_stop).reshape(k, t + 1) + flow
@@ -223,14 +224,13 @@ class _ScoreGainLogits:
     def apply(self, params, adjacency, edge_rows=None):
         out = self.base.apply(params, adjacency, None)  # every graph's edge logits: its stop logit needs them
         b, d, _ = adjacency.shape
-        adj = adjacency.astype(jnp.int32)
         codes = parent_codes(adjacency)  # [B, d]
         table = jnp.asarray(self.local)
         nodes = jnp.arange(d)
         now = table[nodes[None, :], codes]  # [B, d]
         added = codes[:, None, :] | (1 << nodes)[None, :, None]  # [B, i, j]: Pa_j + i
         gain = table[nodes[None, None, :], added] - now[:, None, :]  # [B, i, j]
-        log_pb = -jnp.log(jnp.sum(adj, axis=(1, 2)).astype(jnp.float32) + 1.0)  # G' has one more edge
+        log_pb = uniform_log_pb(jnp.sum(adjacency.astype(jnp.float32), axis=(1, 2)) + 1.0)  # G' has one more edge
         logits = gain + log_pb[:, None, None] + jax.nn.softplus(out["edge_logits"])
         emask = valid_actions_jax(adjacency, envlib.closure_of(adjacency), self.max_parents)
         lse = jax.nn.logsumexp(jnp.where(emask, logits, -1e9), axis=(1, 2))
