@@ -43,9 +43,9 @@ import flow_diagnosis  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
-from jspgfn.gflownet import exact_flows, policy  # noqa: E402
+from jspgfn.gflownet import exact_flows  # noqa: E402
 from jspgfn.gflownet.core import Trainer, loss_config  # noqa: E402
-from jspgfn.gflownet.loss import next_graphs, subtb_lambda, trajectory_flows, uniform_log_pb  # noqa: E402
+from jspgfn.gflownet.loss import subtb_lambda, trajectory_flows, transition_terms, uniform_log_pb  # noqa: E402
 from jspgfn.gflownet.trajectories import states_along  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
@@ -81,13 +81,9 @@ class MarginalRewardTrainer(Trainer):
         del key, interventions  # no theta
         cfg = self.cfg
         b = graphs.shape[0]
-        both = jnp.concatenate([graphs, next_graphs(graphs, actions)], axis=0)  # [2B, d, d]
-        out = self.network.apply(params, both, b)
-        emask = valid_actions_jax(both, envlib.closure_of(both), cfg.max_parents)
-        log_stop = policy.log_stop_prob(out["stop_logit"], emask)  # [2B]
-        _, log_edges = policy.log_policy_edges(out["stop_logit"][:b], out["edge_logits"], emask[:b])
-        log_pf = log_edges.reshape(b, -1)[jnp.arange(b), actions]  # [B]
-        log_pb = uniform_log_pb(jnp.sum(both[b:], axis=(-2, -1)).astype(jnp.float32))
+        both, out, log_stop, log_pf, log_pb, online_child = transition_terms(
+            params, self.network.apply, graphs, actions, cfg.max_parents, target_params, use_target
+        )
         if "log_marginal" in out:  # the stop-offset network has scored the graphs already
             log_marginal = out["log_marginal"]
         else:
@@ -97,11 +93,6 @@ class MarginalRewardTrainer(Trainer):
             )
         log_r = log_marginal + self.graph_prior.log_prob(both.astype(jnp.float32))
         log_r = jax.lax.stop_gradient(log_r)  # [2B]
-        online_child = log_stop[b:]
-        if target_params is not None:
-            out_next = self.network.apply(target_params, both[b:], 0)
-            log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
-            log_stop = jnp.concatenate([log_stop[:b], jnp.where(use_target, log_stop_next, log_stop[b:])])
         rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
         delta = rest - self.child_stop(log_stop[b:], online_child, jax.lax.stop_gradient(rest - log_stop[b:]))
         loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))

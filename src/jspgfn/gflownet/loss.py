@@ -72,6 +72,27 @@ def next_graphs(graphs, actions):
     return graphs | onehot
 
 
+def transition_terms(params, apply_fn, graphs, actions, max_parents, target_params=None, use_target=True):
+    """The graph policy's terms of the transitions G -> G' = G + edge(actions) (graphs uint8 [B, d, d],
+    actions int32 [B]): (both uint8 [2B, d, d] = G then G', the network's outputs on both (edge logits of G
+    only), log P(stop) [2B] (the child's from target_params without gradient where given and use_target),
+    log P_F(G' | G) [B], log P_B(G | G') [B], the online network's log P(stop | G') [B])."""
+    b = graphs.shape[0]
+    both = jnp.concatenate([graphs, next_graphs(graphs, actions)], axis=0)  # [2B, d, d]
+    out = apply_fn(params, both, b)  # edge logits [B, d, d] of G only: those of G' are not used
+    emask = valid_actions_jax(both, envlib.closure_of(both), max_parents)
+    log_stop = policy.log_stop_prob(out["stop_logit"], emask)  # [2B]
+    _, log_edges = policy.log_policy_edges(out["stop_logit"][:b], out["edge_logits"], emask[:b])
+    log_pf = log_edges.reshape(b, -1)[jnp.arange(b), actions]  # [B]
+    log_pb = uniform_log_pb(jnp.sum(both[b:], axis=(-2, -1)).astype(jnp.float32))  # [B]
+    online_child = log_stop[b:]
+    if target_params is not None:
+        out_next = apply_fn(target_params, both[b:], 0)
+        log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
+        log_stop = jnp.concatenate([log_stop[:b], jnp.where(use_target, log_stop_next, online_child)])
+    return both, out, log_stop, log_pf, log_pb, online_child
+
+
 def subtb_loss(
     params,
     apply_fn,
@@ -103,15 +124,9 @@ def subtb_loss(
     """
     b, d, _ = graphs.shape
     s = cfg.num_theta_samples
-    both = jnp.concatenate([graphs, next_graphs(graphs, actions)], axis=0)  # [2B, d, d]
-    out = apply_fn(params, both, b)  # edge logits [B, d, d] of G only: those of G' are not used
-    closure = envlib.closure_of(both)
-    emask = valid_actions_jax(both, closure, cfg.max_parents)
-    log_stop = policy.log_stop_prob(out["stop_logit"], emask)  # [2B]
-    _, log_edges = policy.log_policy_edges(out["stop_logit"][:b], out["edge_logits"], emask[:b])
-    log_pf = log_edges.reshape(b, -1)[jnp.arange(b), actions]  # [B]
-    num_edges_next = jnp.sum(both[b:], axis=(-2, -1)).astype(jnp.float32)
-    log_pb = uniform_log_pb(num_edges_next)  # [B]
+    both, out, log_stop, log_pf, log_pb, _ = transition_terms(
+        params, apply_fn, graphs, actions, cfg.max_parents, target_params, use_target
+    )
 
     node_mask = policy.node_mask_of(model, both)  # [2B, d, P]
     theta = jax.lax.stop_gradient(
@@ -128,11 +143,6 @@ def subtb_loss(
         log_r = jax.lax.stop_gradient(log_r_grad)
     else:
         log_r = log_rewards(model, graph_prior, theta, both, x, num_total, interventions)  # [2B, S], no grad
-    if target_params is not None:
-        out_next = apply_fn(target_params, both[b:], 0)
-        log_stop_next = jax.lax.stop_gradient(policy.log_stop_prob(out_next["stop_logit"], emask[b:]))
-        log_stop_next = jnp.where(use_target, log_stop_next, log_stop[b:])
-        log_stop = jnp.concatenate([log_stop[:b], log_stop_next])
 
     def residuals(log_stop, log_q, log_pf):  # all S x S pairs (theta_s, theta'_t): [B, S, S']
         log_pt = log_stop[:, None] + log_q  # log P(theta | G)
