@@ -37,6 +37,12 @@ def compare(approx, exact):
     return float(np.sqrt(np.mean((a - e) ** 2))), float(np.corrcoef(a, e)[0, 1])
 
 
+def exact_when_ready(exact_path):
+    """The exact posterior of `jspgfn exact` at exact_path, or None while the file does not exist yet (a run can
+    start while `jspgfn exact` works)."""
+    return load_exact(exact_path) if Path(exact_path).exists() else None
+
+
 def main(trainer_class=Trainer, argv=None, note=""):
     """trainer_class: Trainer or a subclass (benchmarks/stop_offset_oracle.py); note: added to the header."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -78,11 +84,11 @@ def main(trainer_class=Trainer, argv=None, note=""):
                 trainer.network.apply, state.params, jax.random.PRNGKey(123), args.num_samples, d, cfg.max_parents
             )
             edges = float(graphs.sum(axis=(1, 2)).mean())
-            if exact is None and not Path(exact_path).exists():  # `jspgfn exact` still at work: edges only
+            if exact is None:
+                exact = exact_when_ready(exact_path)
+            if exact is None:  # `jspgfn exact` still at work: edges only
                 print(f"{data_dir}  {done:6d} {elapsed:8.0f}  (no {exact_path} yet)  {edges:6.1f}", flush=True)
                 continue
-            if exact is None:
-                exact = load_exact(exact_path)
             exact_edges = float(exact.edge.sum())
             rmse, r = compare(graphs.mean(0), exact.edge)
             print(

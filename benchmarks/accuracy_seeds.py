@@ -24,9 +24,8 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from accuracy_exact_edges import compare  # noqa: E402
+from accuracy_exact_edges import compare, exact_when_ready  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
-from jspgfn.exact import load_exact  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
@@ -82,9 +81,7 @@ def main(argv=None):
             group.advance(n, [True] * len(runs))  # blocks until the chunk is done
             elapsed += time.time() - start
             done += n
-        for i, path in enumerate(exact_paths):
-            if exacts[i] is None and path.exists():
-                exacts[i] = load_exact(path).edge
+        exacts = [exact_when_ready(path) if e is None else e for e, path in zip(exacts, exact_paths)]
         for k, (i, seed) in enumerate(runs):
             graphs = sample_graphs(
                 trainer.network.apply,
@@ -96,10 +93,13 @@ def main(argv=None):
             )
             edges = float(graphs.sum(axis=(1, 2)).mean())
             if exacts[i] is None:  # no exact file yet: edges per sample only
-                print(f"{names[i]}  {seed:4d} {done:6d} {elapsed:8.0f}  (no {exact_paths[i]} yet)  {edges:6.1f}")
+                print(
+                    f"{names[i]}  {seed:4d} {done:6d} {elapsed:8.0f}  (no {exact_paths[i]} yet)  {edges:6.1f}",
+                    flush=True,
+                )
                 continue
-            rmse, r = compare(graphs.mean(0), exacts[i])
-            exact_edges = float(exacts[i].sum())
+            rmse, r = compare(graphs.mean(0), exacts[i].edge)
+            exact_edges = float(exacts[i].edge.sum())
             rows.append(dict(dataset=names[i], seed=seed, iteration=done, train_s=elapsed, rmse=rmse, r=r,
                              edges=edges, exact_edges=exact_edges))  # fmt: skip
             print(
