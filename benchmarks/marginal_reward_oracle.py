@@ -80,21 +80,7 @@ class MarginalRewardTrainer(Trainer):
     ):
         del key, interventions  # no theta
         cfg = self.cfg
-        b = graphs.shape[0]
-        both, out, log_stop, log_pf, log_pb, online_child = transition_terms(
-            params, self.network.apply, graphs, actions, cfg.max_parents, target_params, use_target
-        )
-        if "log_marginal" in out:  # the stop-offset network has scored the graphs already
-            log_marginal = out["log_marginal"]
-        else:
-            xtx = x.T @ x * (self.data.shape[0] / x.shape[0])  # the full data's X^T X (mini-batches rescaled)
-            log_marginal = log_marginal_likelihood(
-                both, xtx, self.data.shape[0], self.model.obs_var, 0.0, self.model.prior_var
-            )
-        log_r = log_marginal + self.graph_prior.log_prob(both.astype(jnp.float32))
-        log_r = jax.lax.stop_gradient(log_r)  # [2B]
-        rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
-        delta = rest - self.child_stop(log_stop[b:], online_child, jax.lax.stop_gradient(rest - log_stop[b:]))
+        delta = self.residuals(params, graphs, actions, x, target_params, use_target)
         loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
         metrics = {
             "subtb_loss": loss,
@@ -108,6 +94,26 @@ class MarginalRewardTrainer(Trainer):
             metrics.update(trajectory_loss=term, trajectory_abs_delta=abs_traj)
         metrics["loss"] = loss
         return loss, metrics
+
+    def residuals(self, params, graphs, actions, x, target_params=None, use_target=True):
+        """The residual of each transition G -> G' (graphs uint8 [B, d, d], actions int32 [B]) on the data x
+        float [M, d]: log R(G') - log R(G) + log P_B(G | G') + log P(stop | G) - log P_F(G' | G) - log P(stop | G')
+        float [B], with the exact score as log R; < 0 where more flow enters G' than G' ends."""
+        b = graphs.shape[0]
+        both, out, log_stop, log_pf, log_pb, online_child = transition_terms(
+            params, self.network.apply, graphs, actions, self.cfg.max_parents, target_params, use_target
+        )
+        if "log_marginal" in out:  # the stop-offset network has scored the graphs already
+            log_marginal = out["log_marginal"]
+        else:
+            xtx = x.T @ x * (self.data.shape[0] / x.shape[0])  # the full data's X^T X (mini-batches rescaled)
+            log_marginal = log_marginal_likelihood(
+                both, xtx, self.data.shape[0], self.model.obs_var, 0.0, self.model.prior_var
+            )
+        log_r = log_marginal + self.graph_prior.log_prob(both.astype(jnp.float32))
+        log_r = jax.lax.stop_gradient(log_r)  # [2B]
+        rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
+        return rest - self.child_stop(log_stop[b:], online_child, jax.lax.stop_gradient(rest - log_stop[b:]))
 
     def child_stop(self, log_stop_child, online_child, delta):
         """The child's log P(stop | G') [B] as it enters the residual delta [B] (its value, no gradient): the same

@@ -19,6 +19,12 @@ training keep the exact sampler, or pull it back into the leak?
   .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 3000 6000 [--oracle]
 
 `--oracle`: the training after the fit is marginal_reward_oracle.py's (the exact marginal reward, no theta).
+`--residuals` (with --oracle): after the fit and at each --then-train iteration, the noise-free residuals of
+the replay's transitions by how likely their action is under the exact optimal policy (log P*(a | G)):
+share of the replay, mean residual, mean |residual|, share beyond the Huber delta, and the mean clipped
+residual, i.e. the Huber gradient's push on the child's log P(stop | G') (< 0 lowers it: G' passes flow on).
+
+  .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 --oracle --residuals
 """
 
 import argparse
@@ -115,6 +121,37 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
     return params, float(np.mean(losses[-100:]))
 
 
+_LIKELIHOOD_BINS = ((-5.0, "log P*(a|G) >= -5"), (-30.0, "-30 <= log P* < -5"), (-np.inf, "log P* < -30"))
+
+
+def residual_report(trainer, params, replay, lattice, target, chunk=4096):
+    """Print the oracle's residuals on every transition of the replay, by the exact log P*(a | G) of the action."""
+    n = int(replay.size)
+    graphs, actions = np.asarray(replay.graphs[:n]), np.asarray(replay.actions[:n])
+    x = jnp.asarray(trainer.data, jnp.float32)
+    residuals = jax.jit(trainer.residuals)
+    delta = np.concatenate(
+        [np.asarray(residuals(params, graphs[i : i + chunk], actions[i : i + chunk], x)) for i in range(0, n, chunk)]
+    )
+    log_p_star = target[exact_flows.index_of(lattice, graphs), actions]
+    huber = trainer.cfg.huber_delta
+    push = np.clip(delta, -huber, huber)
+    print(
+        f"    {'action class':22s} {'share':>6s} {'mean':>8s} {'mean|.|':>8s} {'>delta':>7s} {'push':>7s}", flush=True
+    )
+    upper = np.inf
+    for lower, label in _LIKELIHOOD_BINS:
+        sel = (log_p_star >= lower) & (log_p_star < upper)
+        upper = lower
+        if not sel.any():
+            continue
+        print(
+            f"    {label:22s} {sel.mean():6.3f} {delta[sel].mean():8.2f} {np.abs(delta[sel]).mean():8.2f} "
+            f"{(np.abs(delta[sel]) > huber).mean():7.3f} {push[sel].mean():7.3f}",
+            flush=True,
+        )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="quick")
@@ -136,7 +173,15 @@ def main():
         help="train after the fit with the exact marginal reward and no theta (marginal_reward_oracle.py): "
         "no noise in the residuals, so the exact sampler is a fixed point up to the fit's error",
     )
+    parser.add_argument(
+        "--residuals",
+        action="store_true",
+        help="with --oracle: the replay's residuals by the exact likelihood of their action, after the fit "
+        "and at each --then-train iteration",
+    )
     args = parser.parse_args()
+    if args.residuals and not args.oracle:
+        parser.error("--residuals needs --oracle (the residuals are the noise-free ones of the exact reward)")
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     cfg = get_preset(args.preset, **overrides)
@@ -166,11 +211,11 @@ def main():
         log_target = log_exact
         if args.target == "mean-field":
             log_target = log_exact - mean_field_gap(model, ds.train, lattice.graphs)
-        target, log_flow = optimal_action_log_probs(lattice, log_target)
+        target_logp, log_flow = optimal_action_log_probs(lattice, log_target)
         trainer_class = MarginalRewardTrainer if args.oracle else Trainer
         trainer = trainer_class(cfg, model, prior, family, ds.train.astype(np.float32))
         params, final_kl = fit(
-            trainer, lattice, target, log_flow, args.steps, args.batch_size, seed, with_q=bool(args.then_train)
+            trainer, lattice, target_logp, log_flow, args.steps, args.batch_size, seed, with_q=bool(args.then_train)
         )
         scorer = TrajectoryScorer(trainer.network.apply, params, 5, cfg.max_parents)
         log_edges, log_stop = scorer.log_edges(lattice.graphs)
@@ -187,6 +232,9 @@ def main():
             state = trainer.init(seed)
             target = None if state.target_params is None else params
             state = state._replace(params=params, opt_state=trainer.optimizer.init(params), target_params=target)
+            if args.residuals:
+                print("  at the fit, on the fresh prefill:", flush=True)
+                residual_report(trainer, params, state.replay, lattice, target_logp)
             done = 0
             for target_iteration in sorted(args.then_train):
                 state, done, _ = train_to(trainer, state, done, target_iteration)
@@ -196,6 +244,8 @@ def main():
                     f"complete:PT {r['complete_pt']:.2e} edges:PT {r['edges_pt']:.2f}",
                     flush=True,
                 )
+                if args.residuals:
+                    residual_report(trainer, state.params, state.replay, lattice, target_logp)
 
 
 if __name__ == "__main__":
