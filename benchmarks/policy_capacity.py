@@ -125,7 +125,8 @@ _LIKELIHOOD_BINS = ((-5.0, "log P*(a|G) >= -5"), (-30.0, "-30 <= log P* < -5"), 
 
 
 def residual_report(trainer, params, replay, lattice, target, chunk=4096):
-    """Print the oracle's residuals on every transition of the replay, by the exact log P*(a | G) of the action."""
+    """Print the oracle's residuals on every transition of the replay, by the exact log P*(a | G) of the action.
+    The child's stop is the online network's (with stop_target_tau > 0 the loss would use the target's)."""
     n = int(replay.size)
     graphs, actions = np.asarray(replay.graphs[:n]), np.asarray(replay.actions[:n])
     x = jnp.asarray(trainer.data, jnp.float32)
@@ -171,7 +172,7 @@ def main():
         "--oracle",
         action="store_true",
         help="train after the fit with the exact marginal reward and no theta (marginal_reward_oracle.py): "
-        "no noise in the residuals, so the exact sampler is a fixed point up to the fit's error",
+        "no noise in the residuals (how far the fit is from their zero: --residuals)",
     )
     parser.add_argument(
         "--residuals",
