@@ -72,7 +72,7 @@ def optimal_action_log_probs(lattice, log_exact):
     return target, log_flow
 
 
-def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=False):
+def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=False, log_prob_fit=False):
     """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform), plus (with_q)
     the negative ELBO of q(theta | G) on the same states: (params, mean KL over the last 100 steps)."""
     cfg = trainer.cfg
@@ -93,6 +93,10 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
         emask = valid_actions_jax(g, envlib.closure_of(g), cfg.max_parents)
         log_p = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
         kl = jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))
+        if log_prob_fit:  # every valid action's log-probability, the unlikely ones too (targets floored at -100)
+            valid = p_star[idx] > 0
+            error = jnp.where(valid, jnp.maximum(log_p_star[idx], -100.0) - jnp.maximum(log_p, -100.0), 0.0)
+            kl = kl + jnp.mean(jnp.sum(error**2, axis=1) / jnp.sum(valid, axis=1))
         if not with_q:
             return kl, kl
         node_mask = policy.node_mask_of(trainer.model, g)
@@ -175,6 +179,12 @@ def main():
         "no noise in the residuals (how far the fit is from their zero: --residuals)",
     )
     parser.add_argument(
+        "--log-prob-fit",
+        action="store_true",
+        help="fit also the squared error of every valid action's log-probability (floored at -100), not only "
+        "the KL: the fit then aims at the loss's zero, not only at the sampler",
+    )
+    parser.add_argument(
         "--residuals",
         action="store_true",
         help="with --oracle: the replay's residuals by the exact likelihood of their action, after the fit "
@@ -216,7 +226,15 @@ def main():
         trainer_class = MarginalRewardTrainer if args.oracle else Trainer
         trainer = trainer_class(cfg, model, prior, family, ds.train.astype(np.float32))
         params, final_kl = fit(
-            trainer, lattice, target_logp, log_flow, args.steps, args.batch_size, seed, with_q=bool(args.then_train)
+            trainer,
+            lattice,
+            target_logp,
+            log_flow,
+            args.steps,
+            args.batch_size,
+            seed,
+            with_q=bool(args.then_train),
+            log_prob_fit=args.log_prob_fit,
         )
         scorer = TrajectoryScorer(trainer.network.apply, params, 5, cfg.max_parents)
         log_edges, log_stop = scorer.log_edges(lattice.graphs)
