@@ -73,8 +73,10 @@ def optimal_action_log_probs(lattice, log_exact):
 
 
 def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=False, log_prob_fit=False):
-    """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform), plus (with_q)
-    the negative ELBO of q(theta | G) on the same states: (params, mean KL over the last 100 steps)."""
+    """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform), plus (log_prob_fit)
+    the mean squared error of the log-probabilities of the actions with P* > 0 in float32 (log P* above about
+    -103; both sides floored at -100), plus (with_q) the negative ELBO of q(theta | G) on the same states:
+    (params, the mean of the KL and squared error over the last 100 steps)."""
     cfg = trainer.cfg
     params = trainer.init(seed).params
     optimizer = make_optimizer(dataclasses.replace(cfg, learning_rate=_FIT_LR, num_iterations=steps))
@@ -92,13 +94,13 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
         out = trainer.network.apply(params, g)
         emask = valid_actions_jax(g, envlib.closure_of(g), cfg.max_parents)
         log_p = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
-        kl = jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))
-        if log_prob_fit:  # every valid action's log-probability, the unlikely ones too (targets floored at -100)
-            valid = p_star[idx] > 0
-            error = jnp.where(valid, jnp.maximum(log_p_star[idx], -100.0) - jnp.maximum(log_p, -100.0), 0.0)
-            kl = kl + jnp.mean(jnp.sum(error**2, axis=1) / jnp.sum(valid, axis=1))
+        fit_loss = jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))  # the KL
+        if log_prob_fit:  # the unlikely actions' log-probabilities too (P* > 0 in float32: log P* >~ -103)
+            fitted = p_star[idx] > 0
+            error = jnp.where(fitted, jnp.maximum(log_p_star[idx], -100.0) - jnp.maximum(log_p, -100.0), 0.0)
+            fit_loss = fit_loss + jnp.mean(jnp.sum(error**2, axis=1) / jnp.sum(fitted, axis=1))
         if not with_q:
-            return kl, kl
+            return fit_loss, fit_loss
         node_mask = policy.node_mask_of(trainer.model, g)
         theta = jax.lax.stop_gradient(
             policy.sample_theta(key, jax.lax.stop_gradient(out), node_mask, cfg.num_theta_samples)
@@ -106,7 +108,7 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
         log_r = log_rewards(
             trainer.model, trainer.graph_prior, reparameterised(out, theta, node_mask), g, x, x.shape[0]
         )
-        return kl + elbo_term(out, log_r, node_mask, x.shape[0]), kl
+        return fit_loss + elbo_term(out, log_r, node_mask, x.shape[0]), fit_loss
 
     @jax.jit
     def step(params, opt_state, key):
@@ -181,8 +183,9 @@ def main():
     parser.add_argument(
         "--log-prob-fit",
         action="store_true",
-        help="fit also the squared error of every valid action's log-probability (floored at -100), not only "
-        "the KL: the fit then aims at the loss's zero, not only at the sampler",
+        help="fit also the squared error of the log-probabilities (floored at -100) of the actions with P* > 0 "
+        "in float32 (log P* above about -103), not only the KL: the fit then aims at the loss's zero, not only at "
+        "the sampler; final_KL is then that sum",
     )
     parser.add_argument(
         "--residuals",
