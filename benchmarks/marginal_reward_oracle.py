@@ -20,6 +20,8 @@ the network has to learn only the rest of log P(stop | G).
 --child-gradient BETA, --inflow-cut, --centred-semi-gradient change only the gradient that reaches the child's
 log P(stop | G') in the residual of G -> G' (MarginalRewardTrainer.child_stop); --score-gain builds the policy's
 logits on each edge's exact score gain (_ScoreGainLogits). Lab notes, ninth session.
+--forced-stop-squared (no Huber cap on the transitions into a forced stop) and --temper-until SHARE (the
+likelihood's power rising from 0 to 1): lab notes, twelfth session.
 
 The options that act on theta (num_theta_samples, shared_theta_noise, noise_pool, penalty, theta_elbo) have no
 effect here; stop_target_tau / stop_target_after, replay_priority and trajectory_balance (SubTB(lambda) over whole
@@ -45,7 +47,13 @@ from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows  # noqa: E402
 from jspgfn.gflownet.core import Trainer, loss_config  # noqa: E402
-from jspgfn.gflownet.loss import subtb_lambda, trajectory_flows, transition_terms, uniform_log_pb  # noqa: E402
+from jspgfn.gflownet.loss import (  # noqa: E402
+    next_graphs,
+    subtb_lambda,
+    trajectory_flows,
+    transition_terms,
+    uniform_log_pb,
+)
 from jspgfn.gflownet.trajectories import states_along  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
@@ -65,6 +73,18 @@ class MarginalRewardTrainer(Trainer):
     inflow_cut = False  # --inflow-cut
     child_gradient = 1.0  # --child-gradient
     centred_semi_gradient = False  # --centred-semi-gradient
+    forced_stop_squared = False  # --forced-stop-squared
+    temper_until = 0.0  # --temper-until: the likelihood's power rises from 0 to 1 over this share of the run
+    _beta = None  # that power at the step being traced (None: 1)
+
+    def iteration_on(self, state, data, interventions):
+        if self.temper_until > 0:  # the step is traced: its power is set for this trace only
+            ramp = max(1.0, self.temper_until * self.cfg.num_iterations)
+            self._beta = jnp.clip(state.step.astype(jnp.float32) / ramp, 0.0, 1.0)
+        try:
+            return super().iteration_on(state, data, interventions)
+        finally:
+            self._beta = None
 
     def loss(
         self,
@@ -81,7 +101,12 @@ class MarginalRewardTrainer(Trainer):
         del key, interventions  # no theta
         cfg = self.cfg
         delta = self.residuals(params, graphs, actions, x, target_params, use_target)
-        loss = jnp.mean(optax.huber_loss(delta, delta=cfg.huber_delta))
+        per_transition = optax.huber_loss(delta, delta=cfg.huber_delta)
+        if self.forced_stop_squared:  # no Huber cap where G' has no valid action (its stop is forced)
+            child = next_graphs(graphs, actions)
+            forced = ~jnp.any(valid_actions_jax(child, envlib.closure_of(child), cfg.max_parents), axis=(-2, -1))
+            per_transition = jnp.where(forced, 0.5 * delta**2, per_transition)
+        loss = jnp.mean(per_transition)
         metrics = {
             "subtb_loss": loss,
             "abs_delta": jnp.mean(jnp.abs(delta)),
@@ -110,6 +135,8 @@ class MarginalRewardTrainer(Trainer):
             log_marginal = log_marginal_likelihood(
                 both, xtx, self.data.shape[0], self.model.obs_var, 0.0, self.model.prior_var
             )
+        if self._beta is not None:  # --temper-until: the tempered posterior P(D | G)^beta P(G)
+            log_marginal = self._beta * log_marginal
         log_r = log_marginal + self.graph_prior.log_prob(both.astype(jnp.float32))
         log_r = jax.lax.stop_gradient(log_r)  # [2B]
         rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
@@ -284,6 +311,20 @@ def main():
         action="store_true",
         help="the child's stop keeps only the gradient of the batch mean of the children's stops",
     )
+    parser.add_argument(
+        "--forced-stop-squared",
+        action="store_true",
+        help="a squared loss (no Huber cap) on the transitions into a state whose stop is forced (the complete "
+        "DAG): the one boundary that pins the level of every stop logit weighs its residual in full",
+    )
+    parser.add_argument(
+        "--temper-until",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="> 0: train on the tempered posterior P(D | G)^beta P(G), beta rising linearly from 0 (the prior) "
+        "to 1 over this share of the run: the network follows the solution from the prior's to the posterior's",
+    )
     args, rest = parser.parse_known_args()
     if args.centred_semi_gradient + args.inflow_cut + (args.child_gradient != 1.0) > 1:
         parser.error("--centred-semi-gradient, --inflow-cut and --child-gradient are exclusive")
@@ -294,6 +335,12 @@ def main():
     if args.child_gradient != 1.0:
         MarginalRewardTrainer.child_gradient = args.child_gradient
         note += f"; child gradient x{args.child_gradient}"
+    if args.temper_until > 0:
+        MarginalRewardTrainer.temper_until = args.temper_until
+        note += f"; likelihood tempered from 0 to 1 over {args.temper_until} of the run"
+    if args.forced_stop_squared:
+        MarginalRewardTrainer.forced_stop_squared = True
+        note += "; squared loss into forced stops"
     if args.inflow_cut:
         MarginalRewardTrainer.inflow_cut = True
         note += "; inflow cut"

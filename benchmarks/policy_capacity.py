@@ -25,6 +25,9 @@ share of the replay, mean residual, mean |residual|, share beyond the Huber delt
 residual, i.e. the Huber gradient's push on the child's log P(stop | G') (< 0 lowers it: G' passes flow on).
 
   .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 --oracle --residuals
+
+`--log-prob-fit --log-prob-floor=-inf` fits every valid action's log-probability as well (no floor): the start
+nearest the loss's zero (lab notes, twelfth session: the oracle's training from it stays at the exact sampler).
 """
 
 import argparse
@@ -72,11 +75,12 @@ def optimal_action_log_probs(lattice, log_exact):
     return target, log_flow
 
 
-def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=False, log_prob_fit=False):
+def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=False, log_prob_fit=False, floor=-100.0):
     """Adam on the mean KL(P* || P_phi) over batches of states (half from F*, half uniform), plus (log_prob_fit)
     the mean squared error of the log-probabilities of the actions with P* > 0 in float32 (log P* above about
-    -103; both sides floored at -100), plus (with_q) the negative ELBO of q(theta | G) on the same states:
-    (params, the mean of the KL and squared error over the last 100 steps)."""
+    -103; both sides floored at `floor`) or, with floor=-inf, of every valid action (log P* finite in float64,
+    no floor), plus (with_q) the negative ELBO of q(theta | G) on the same states: (params, the mean of the
+    KL and squared error over the last 100 steps)."""
     cfg = trainer.cfg
     params = trainer.init(seed).params
     optimizer = make_optimizer(dataclasses.replace(cfg, learning_rate=_FIT_LR, num_iterations=steps))
@@ -84,6 +88,8 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
     graphs = jnp.asarray(lattice.graphs)
     p_star = jnp.asarray(np.exp(target), jnp.float32)  # [M, A], 0 where invalid
     log_p_star = jnp.asarray(np.where(np.isfinite(target), target, 0.0), jnp.float32)
+    # which log-probabilities the squared error covers: P* > 0 in float32, or (no floor) every valid action
+    covered = jnp.asarray(np.isfinite(target)) if floor == -np.inf else p_star > 0
     flow_probs = np.exp(log_flow - np.logaddexp.reduce(log_flow))
     log_mixture = jnp.asarray(np.log(0.5 * flow_probs / flow_probs.sum() + 0.5 / len(flow_probs)), jnp.float32)
 
@@ -95,9 +101,9 @@ def fit(trainer, lattice, target, log_flow, steps, batch_size, seed, with_q=Fals
         emask = valid_actions_jax(g, envlib.closure_of(g), cfg.max_parents)
         log_p = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
         fit_loss = jnp.mean(jnp.sum(p_star[idx] * (log_p_star[idx] - log_p), axis=1))  # the KL
-        if log_prob_fit:  # the unlikely actions' log-probabilities too (P* > 0 in float32: log P* >~ -103)
-            fitted = p_star[idx] > 0
-            error = jnp.where(fitted, jnp.maximum(log_p_star[idx], -100.0) - jnp.maximum(log_p, -100.0), 0.0)
+        if log_prob_fit:  # the unlikely actions' log-probabilities too
+            fitted = covered[idx]
+            error = jnp.where(fitted, jnp.maximum(log_p_star[idx], floor) - jnp.maximum(log_p, floor), 0.0)
             fit_loss = fit_loss + jnp.mean(jnp.sum(error**2, axis=1) / jnp.sum(fitted, axis=1))
         if not with_q:
             return fit_loss, fit_loss
@@ -188,6 +194,13 @@ def main():
         "the sampler; final_KL is then that sum",
     )
     parser.add_argument(
+        "--log-prob-floor",
+        type=float,
+        default=-100.0,
+        help="with --log-prob-fit: the floor on both sides of the squared error; -inf fits every valid action's "
+        "log-probability as it is (log P* in float64, no floor, none left out)",
+    )
+    parser.add_argument(
         "--residuals",
         action="store_true",
         help="with --oracle: the replay's residuals by the exact likelihood of their action, after the fit "
@@ -238,6 +251,7 @@ def main():
             seed,
             with_q=bool(args.then_train),
             log_prob_fit=args.log_prob_fit,
+            floor=args.log_prob_floor,
         )
         scorer = TrajectoryScorer(trainer.network.apply, params, 5, cfg.max_parents)
         log_edges, log_stop = scorer.log_edges(lattice.graphs)

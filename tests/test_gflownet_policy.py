@@ -416,6 +416,31 @@ def test_logit_scale_multiplies_the_structure_logits_only():
     np.testing.assert_array_equal(b["scale"], a["scale"])
 
 
+def test_stop_bias_shifts_the_stop_logit_only():
+    """stop_bias (beyond the paper) adds a constant to the stop logit, before logit_scale, with the same
+    parameters: where P(stop | G) starts; the edge logits and the theta head are unchanged."""
+    from jspgfn.errors import JspgfnError
+    from jspgfn.gflownet.presets import get_preset
+
+    d = 4
+    model = get_model("lingauss-diag")
+    graphs = jnp.asarray(_graphs(d))
+    plain = make_network(NetConfig(**SMALL), model.theta_shape(d)[-1])
+    biased = make_network(NetConfig(**SMALL, stop_bias=10.0, logit_scale=2.0), model.theta_shape(d)[-1])
+    scaled = make_network(NetConfig(**SMALL, logit_scale=2.0), model.theta_shape(d)[-1])
+    params = plain.init(jax.random.PRNGKey(0), jnp.zeros((1, d, d), jnp.uint8))
+    a, b = scaled.apply(params, graphs), biased.apply(params, graphs)
+    np.testing.assert_allclose(b["stop_logit"], a["stop_logit"] + 20.0, rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(b["edge_logits"], a["edge_logits"])
+    np.testing.assert_array_equal(b["loc"], a["loc"])
+    assert jax.tree_util.tree_structure(biased.init(jax.random.PRNGKey(0), graphs[:1])) == jax.tree_util.tree_structure(
+        params
+    )
+    assert get_preset("smoke", stop_bias=-3.0).stop_bias == -3.0
+    with pytest.raises(JspgfnError, match="stop_bias"):
+        get_preset("smoke", stop_bias=float("inf"))
+
+
 def test_elbo_term_recovers_the_exact_diagonal_optimum():
     """Optimising the auxiliary ELBO term alone (reparameterised samples, as in the loss) must reach the
     reverse-KL optimum of a diagonal Gaussian against the closed-form linear Gaussian posterior:

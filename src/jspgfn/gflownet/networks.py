@@ -38,6 +38,7 @@ class NetConfig:
     ffn: bool = True  # feed-forward sub-block after the attention
     theta_layers: int = 2  # hidden layers of the theta head (1 or 2)
     logit_scale: float = 1.0  # stop and edge logits are multiplied by this (the released code: N)
+    stop_bias: float = 0.0  # added to the stop logit (before logit_scale): where P(stop | G) starts, beyond the paper
 
 
 def _mlp(sizes, name, activate_final=False):
@@ -131,7 +132,10 @@ class PolicyNet(hk.Module):
         cfg, p = self.cfg, self.p
         g, x, u, u_self = Backbone(cfg)(adjacency, edge_rows)
         b, d, e = x.shape
-        stop_logit = cfg.logit_scale * _mlp([cfg.mlp_hidden, 1], "stop_mlp")(g)[:, 0]
+        stop_logit = _mlp([cfg.mlp_hidden, 1], "stop_mlp")(g)[:, 0]
+        if cfg.stop_bias != 0.0:  # the same as starting the last bias there (same function class and gradients)
+            stop_logit = stop_logit + cfg.stop_bias
+        stop_logit = cfg.logit_scale * stop_logit
         edge_logits = (jnp.einsum("bie,bje->bij", u, x[: u.shape[0]]) + u_self[:, :, None]) / jnp.sqrt(e)
         edge_logits = cfg.logit_scale * edge_logits
 
