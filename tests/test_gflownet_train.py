@@ -8,6 +8,7 @@ import pytest
 
 from jspgfn.cli import main as cli_main
 from jspgfn.errors import JspgfnError
+from jspgfn.gflownet.presets import get_preset
 from jspgfn.gflownet.train import train
 from jspgfn.samples import load_samples
 
@@ -122,6 +123,29 @@ def test_stop_target_after_a_share_of_the_run(data_dir, tmp_path):
         for n, o, t in zip(new, old, target):
             np.testing.assert_allclose(t, 0.5 * n + 0.5 * o, rtol=1e-5, atol=1e-7)
     assert any(not np.allclose(x, y) for x, y in zip(_leaves(states[4].params), _leaves(papers[4].params)))
+
+
+def test_stop_target_until_a_share_of_the_run(data_dir, tmp_path):
+    """stop_target_until: the target network (Polyak average) only before that share of the run; after it the
+    target is a copy of the network again (the paper's loss and gradient). Refused where it leaves no step."""
+    options = {**TINY, "num_iterations": 4, "stop_target_tau": 0.5, "stop_target_until": 0.5}
+    trainer, _, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    states = [trainer.init(0)]
+    for _ in range(4):
+        states.append(trainer.run_chunk(states[-1], 1)[0])
+    for step in (1, 2):  # steps 0 and 1: Polyak averages
+        new, old, target = (
+            _leaves(t) for t in (states[step].params, states[step - 1].target_params, states[step].target_params)
+        )
+        for n, o, t in zip(new, old, target):
+            np.testing.assert_allclose(t, 0.5 * n + 0.5 * o, rtol=1e-5, atol=1e-7)
+    # after step 1 (the warm-up's first non-zero step) the average trails the network
+    assert any(not np.array_equal(t, p) for p, t in zip(_leaves(states[2].params), _leaves(states[2].target_params)))
+    for step in (3, 4):  # from step 2 on: the target follows the network (step size 1)
+        for p, t in zip(_leaves(states[step].params), _leaves(states[step].target_params)):
+            np.testing.assert_array_equal(t, p)
+    with pytest.raises(JspgfnError, match="stop_target_until"):
+        get_preset("smoke", stop_target_tau=0.1, stop_target_after=0.5, stop_target_until=0.5)
 
 
 EXPECTED = {

@@ -71,8 +71,12 @@ def exploration(cfg, step):
 
 def stop_target_on(cfg, step):
     """bool []: whether the child's stop comes from the target network at this optimisation step
-    (stop_target_tau > 0, after the first stop_target_after share of the run; beyond the paper)."""
-    return step >= jnp.floor(cfg.stop_target_after * cfg.num_iterations)
+    (stop_target_tau > 0, after the first stop_target_after share of the run and, where stop_target_until < 1,
+    before that share; beyond the paper)."""
+    on = step >= jnp.floor(cfg.stop_target_after * cfg.num_iterations)
+    if cfg.stop_target_until < 1.0:
+        on = on & (step < jnp.floor(cfg.stop_target_until * cfg.num_iterations))
+    return on
 
 
 @dataclasses.dataclass(frozen=True)

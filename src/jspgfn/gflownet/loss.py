@@ -23,7 +23,8 @@ q(theta | G) directly, theta_elbo * mean over the 2B graphs of
 Optional (`target_params`, training option `stop_target_tau` > 0, beyond the paper): the child's
 log P(stop | G') from a slowly updated copy of the network, without gradient (one more forward pass on
 the B graphs G'); the loss value and its solution are unchanged. `use_target` (a traced bool) switches it
-on; while False the loss is the paper's (option `stop_target_after`: the target only after a share of the run).
+on; while False the loss is the paper's (options `stop_target_after` and `stop_target_until`: the target only
+after, or before, a share of the run).
 Optional (`trajectory_balance` > 0, beyond the paper): the same SubTB condition over every
 sub-trajectory (G_i, theta_i) <- (G_i, .) -> ... -> (G_j, .) -> (G_j, theta_j) of whole replayed
 trajectories, SubTB(lambda) (see `trajectory_loss`).

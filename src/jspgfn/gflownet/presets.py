@@ -47,6 +47,7 @@ class TrainConfig:
     trajectory_capacity: int = 1000  # finished trajectories kept for it (the most recent)
     stop_target_tau: float = 0.0  # > 0: log P(stop | G') from a Polyak-averaged network, beyond the paper
     stop_target_after: float = 0.0  # that target only after this share of the run (the paper's loss before)
+    stop_target_until: float = 1.0  # and only before this share (the paper's loss after; 1: to the end)
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     # theta_s, theta'_s share their noise: the pairs (s, s) train the structure (beyond the paper)
     shared_theta_noise: bool = False
@@ -76,6 +77,10 @@ class TrainConfig:
             if problem is not None:
                 raise JspgfnError(f"training option {key}: {problem}")
         new = dataclasses.replace(self, **kwargs)
+        if new.stop_target_until < 1.0 and new.stop_target_until <= new.stop_target_after:
+            raise JspgfnError(
+                "training option stop_target_until must be above stop_target_after (else the target is never used)"
+            )
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
@@ -138,6 +143,7 @@ _RANGES = {
         (
             "stop_target_tau",
             "stop_target_after",
+            "stop_target_until",
             "exploration_start",
             "exploration_end",
             "exploration_fraction",
