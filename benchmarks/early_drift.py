@@ -22,18 +22,14 @@ level's drift, per the account).
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _training import train_to  # noqa: E402
-from flow_diagnosis import diagnose  # noqa: E402
-from jspgfn.dataset import load_dataset  # noqa: E402
-from jspgfn.exact import compute_exact_posterior  # noqa: E402
+from flow_diagnosis import d5_problem, diagnose  # noqa: E402
 from jspgfn.gflownet import exact_flows  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
@@ -48,13 +44,8 @@ _BANDS = ((0, 3), (4, 6), (7, 9))  # edge counts, inclusive
 def replay_drift(trainer, params, replay, chunk=4096):
     """On every transition of the replay: (mean clipped residual, share > 0, mean of clipped residual times the
     child's P(stop | G'))."""
-    n = int(replay.size)
-    graphs, actions = np.asarray(replay.graphs[:n]), np.asarray(replay.actions[:n])
-    x = jnp.asarray(trainer.data, jnp.float32)
-    residuals = jax.jit(trainer.residuals)
-    delta = np.concatenate(
-        [np.asarray(residuals(params, graphs[i : i + chunk], actions[i : i + chunk], x)) for i in range(0, n, chunk)]
-    )
+    graphs, actions, delta = trainer.replay_residuals(params, replay, chunk)
+    n = len(actions)
     children = graphs.copy().reshape(n, -1)
     children[np.arange(n), actions] = 1
     children = children.reshape(graphs.shape)
@@ -76,20 +67,10 @@ def main():
     cfg = get_preset("quick", **overrides)
     print(f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} overrides={overrides}")
     lattice = exact_flows.dag_lattice(5)
-    with tempfile.TemporaryDirectory() as tmp:
-        from jspgfn.cli import main as cli_main
-
-        cli_main(
-            ["generate", "--graph", "er1", "--model", "linear", "--d", "5", "--n", "100", "--seed", str(args.seed)]
-            + ["--out", f"{tmp}/data"]
-        )
-        ds = load_dataset(f"{tmp}/data")
     likelihood, family = resolve_model("lingauss-diag")
     model = get_model(likelihood)
     prior = get_graph_prior(cfg.graph_prior, 5)
-    exact = compute_exact_posterior(ds, model, prior)
-    log_exact = np.empty(len(lattice.graphs))
-    log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
+    ds, log_exact = d5_problem(args.seed, model, prior, lattice)
     _, log_stop_opt = exact_flows.optimal_flows(lattice, log_exact)
     forced = lattice.num_edges == 10
     trainer = MarginalRewardTrainer(cfg, model, prior, family, ds.train.astype(np.float32))

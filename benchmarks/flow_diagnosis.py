@@ -98,6 +98,23 @@ def edge_rmse(lattice, log_p, log_q):
     return float(np.sqrt(np.mean((a - b) ** 2)))
 
 
+def d5_problem(seed, model, prior, lattice, graph="er1"):
+    """The d=5 dataset of this script's `seed` (linear Gaussian, N=100) and the exact log posterior of each of
+    lattice.graphs under model and prior: (dataset, float64 [M])."""
+    with tempfile.TemporaryDirectory() as tmp:
+        from jspgfn.cli import main as cli_main
+
+        cli_main(
+            ["generate", "--graph", graph, "--model", "linear", "--d", "5", "--n", "100"]
+            + ["--seed", str(seed), "--out", f"{tmp}/data"]
+        )
+        ds = load_dataset(f"{tmp}/data")
+    exact = compute_exact_posterior(ds, model, prior)
+    log_exact = np.empty(len(lattice.graphs))
+    log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
+    return ds, log_exact
+
+
 def diagnose(trainer, state, lattice, log_exact, x, levels=False):
     d = lattice.graphs.shape[-1]
     scorer = TrajectoryScorer(trainer.network.apply, state.params, d, trainer.cfg.max_parents)
@@ -198,20 +215,10 @@ def main(trainer_class=Trainer, argv=None, note=""):
     print(header, flush=True)
     final = []
     for seed in args.seeds:
-        with tempfile.TemporaryDirectory() as tmp:
-            from jspgfn.cli import main as cli_main
-
-            cli_main(
-                ["generate", "--graph", args.graph, "--model", "linear", "--d", "5", "--n", "100"]
-                + ["--seed", str(seed), "--out", f"{tmp}/data"]
-            )
-            ds = load_dataset(f"{tmp}/data")
         likelihood, family = resolve_model(args.model)
         model = get_model(likelihood)
         prior = get_graph_prior(cfg.graph_prior, 5)
-        exact = compute_exact_posterior(ds, model, prior)
-        log_exact = np.empty(len(lattice.graphs))
-        log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
+        ds, log_exact = d5_problem(seed, model, prior, lattice, args.graph)
         trainer = trainer_class(cfg, model, prior, family, ds.train.astype(np.float32))
         state = trainer.init(args.train_seed)
         done, elapsed = 0, 0.0

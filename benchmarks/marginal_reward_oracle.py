@@ -142,6 +142,16 @@ class MarginalRewardTrainer(Trainer):
         rest = log_r[b:] - log_r[:b] + log_pb + log_stop[:b] - log_pf  # [B]
         return rest - self.child_stop(log_stop[b:], online_child, jax.lax.stop_gradient(rest - log_stop[b:]))
 
+    def replay_residuals(self, params, replay, chunk=4096):
+        """The residuals of every transition of the replay (the online network's child stop): (graphs uint8
+        [n, d, d], actions int32 [n], residuals float [n]), chunk transitions per jitted call."""
+        n = int(replay.size)
+        graphs, actions = np.asarray(replay.graphs[:n]), np.asarray(replay.actions[:n])
+        x = jnp.asarray(self.data, jnp.float32)
+        residuals = jax.jit(self.residuals)
+        parts = [residuals(params, graphs[i : i + chunk], actions[i : i + chunk], x) for i in range(0, n, chunk)]
+        return graphs, actions, np.concatenate([np.asarray(p) for p in parts])
+
     def child_stop(self, log_stop_child, online_child, delta):
         """The child's log P(stop | G') [B] as it enters the residual delta [B] (its value, no gradient): the same
         values; the gradient the paper's (all), --child-gradient BETA times it, --inflow-cut's (none from

@@ -34,7 +34,6 @@ import argparse
 import dataclasses
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import jax
@@ -44,9 +43,7 @@ import optax
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _training import train_to  # noqa: E402
-from flow_diagnosis import diagnose, edge_rmse, mean_field_gap  # noqa: E402
-from jspgfn.dataset import load_dataset  # noqa: E402
-from jspgfn.exact import compute_exact_posterior  # noqa: E402
+from flow_diagnosis import d5_problem, diagnose, edge_rmse, mean_field_gap  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import exact_flows, policy  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
@@ -139,13 +136,7 @@ _LIKELIHOOD_BINS = ((-5.0, "log P*(a|G) >= -5"), (-30.0, "-30 <= log P* < -5"), 
 def residual_report(trainer, params, replay, lattice, target, chunk=4096):
     """Print the oracle's residuals on every transition of the replay, by the exact log P*(a | G) of the action.
     The child's stop is the online network's (with stop_target_tau > 0 the loss would use the target's)."""
-    n = int(replay.size)
-    graphs, actions = np.asarray(replay.graphs[:n]), np.asarray(replay.actions[:n])
-    x = jnp.asarray(trainer.data, jnp.float32)
-    residuals = jax.jit(trainer.residuals)
-    delta = np.concatenate(
-        [np.asarray(residuals(params, graphs[i : i + chunk], actions[i : i + chunk], x)) for i in range(0, n, chunk)]
-    )
+    graphs, actions, delta = trainer.replay_residuals(params, replay, chunk)
     log_p_star = target[exact_flows.index_of(lattice, graphs), actions]
     huber = trainer.cfg.huber_delta
     push = np.clip(delta, -huber, huber)
@@ -221,20 +212,10 @@ def main():
     complete = lattice.num_edges == 10
     print("seed  final_KL  rmse_PT  TV     complete:PT  exact    edges:PT exact", flush=True)
     for seed in args.seeds:
-        with tempfile.TemporaryDirectory() as tmp:
-            from jspgfn.cli import main as cli_main
-
-            cli_main(
-                ["generate", "--graph", "er1", "--model", "linear", "--d", "5", "--n", "100"]
-                + ["--seed", str(seed), "--out", f"{tmp}/data"]
-            )
-            ds = load_dataset(f"{tmp}/data")
         likelihood, family = resolve_model("lingauss-diag")
         model = get_model(likelihood)
         prior = get_graph_prior(cfg.graph_prior, 5)
-        exact = compute_exact_posterior(ds, model, prior)
-        log_exact = np.empty(len(lattice.graphs))
-        log_exact[exact_flows.index_of(lattice, exact.graphs)] = exact.log_probs
+        ds, log_exact = d5_problem(seed, model, prior, lattice)
         log_target = log_exact
         if args.target == "mean-field":
             log_target = log_exact - mean_field_gap(model, ds.train, lattice.graphs)

@@ -67,7 +67,7 @@ class TrainConfig:
     ffn: bool = True
     theta_layers: int = 2
     logit_scale: float = 1.0  # multiplies the stop and edge logits (the released code uses N, the data size)
-    stop_bias: float = 0.0  # added to the stop logit: P(stop | G) starts near sigmoid(stop_bias), beyond the paper
+    stop_bias: float = 0.0  # on the stop logit: P(stop) starts near sigmoid(logit_scale * stop_bias); beyond the paper
     # model
     graph_prior: str = "uniform"
 
