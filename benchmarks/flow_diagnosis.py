@@ -146,6 +146,7 @@ def diagnose(trainer, state, lattice, log_exact, x, levels=False):
         "stop_err": float((flow_w * stop_err)[~forced].sum() / flow_w[~forced].sum()),
         "replay_dense": float(np.mean(stored >= 7)) if len(stored) else float("nan"),
         "fopt_dense": float(flow_w[dense].sum() / flow_w.sum()),
+        "log_stop": log_stop,  # float64 [M]: the sampler's log P(stop | G) of every DAG
     }
     if levels:
         kmax = d * (d - 1) // 2

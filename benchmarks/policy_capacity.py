@@ -27,7 +27,8 @@ residual, i.e. the Huber gradient's push on the child's log P(stop | G') (< 0 lo
   .venv/bin/python benchmarks/policy_capacity.py --seeds 0 --then-train 1000 --oracle --residuals
 
 `--log-prob-fit --log-prob-floor=-inf` fits every valid action's log-probability as well (no floor): the start
-nearest the loss's zero (lab notes, twelfth session: the oracle's training from it stays at the exact sampler).
+nearest the loss's zero (lab notes, twelfth session: the oracle's training from it leaves the exact sampler for
+about a thousand iterations and ends there).
 """
 
 import argparse
