@@ -441,6 +441,42 @@ def test_stop_bias_shifts_the_stop_logit_only():
         get_preset("smoke", stop_bias=float("inf"))
 
 
+def test_stop_count_scale_adds_one_learned_level_per_edge_count():
+    """stop_count_scale (beyond the paper) adds scale * level[number of edges] to the stop logit, before
+    logit_scale; the levels start at 0 (the network's output unchanged), and a gradient reaches only the
+    levels of edge counts present in the batch."""
+    from jspgfn.errors import JspgfnError
+    from jspgfn.gflownet.presets import get_preset
+
+    d = 4
+    model = get_model("lingauss-diag")
+    graphs = jnp.asarray(_graphs(d))
+    counts = np.asarray(graphs).sum(axis=(1, 2))
+    plain = make_network(NetConfig(**SMALL, logit_scale=2.0), model.theta_shape(d)[-1])
+    counted = make_network(NetConfig(**SMALL, logit_scale=2.0, stop_count_scale=10.0), model.theta_shape(d)[-1])
+    params = counted.init(jax.random.PRNGKey(0), jnp.zeros((1, d, d), jnp.uint8))
+    levels = params["policy"]["stop_by_edge_count"]
+    assert levels.shape == (d * (d - 1) // 2 + 1,) and np.all(levels == 0)
+    shared = {k: v for k, v in params.items() if k != "policy"}
+    base = plain.apply(shared, graphs)
+    np.testing.assert_array_equal(counted.apply(params, graphs)["stop_logit"], base["stop_logit"])
+
+    moved = jnp.arange(levels.shape[0], dtype=jnp.float32) * 0.5 - 1.0
+    out = counted.apply({**params, "policy": {"stop_by_edge_count": moved}}, graphs)
+    np.testing.assert_allclose(out["stop_logit"], base["stop_logit"] + 2.0 * 10.0 * moved[counts], rtol=1e-6, atol=1e-4)
+    np.testing.assert_array_equal(out["edge_logits"], base["edge_logits"])
+    np.testing.assert_array_equal(out["loc"], base["loc"])
+
+    some = graphs[:3]
+    grad = jax.grad(lambda p: counted.apply(p, some)["stop_logit"].sum())(params)["policy"]["stop_by_edge_count"]
+    present = np.zeros(levels.shape[0], bool)
+    present[counts[:3]] = True
+    assert present.sum() >= 2 and np.all((np.asarray(grad) != 0) == present)
+    assert get_preset("smoke", stop_count_scale=100.0).stop_count_scale == 100.0
+    with pytest.raises(JspgfnError, match="stop_count_scale"):
+        get_preset("smoke", stop_count_scale=-1.0)
+
+
 def test_elbo_term_recovers_the_exact_diagonal_optimum():
     """Optimising the auxiliary ELBO term alone (reparameterised samples, as in the loss) must reach the
     reverse-KL optimum of a diagonal Gaussian against the closed-form linear Gaussian posterior:

@@ -39,6 +39,8 @@ class NetConfig:
     theta_layers: int = 2  # hidden layers of the theta head (1 or 2)
     logit_scale: float = 1.0  # stop and edge logits are multiplied by this (the released code: N)
     stop_bias: float = 0.0  # added to the stop logit (before logit_scale): where P(stop | G) starts, beyond the paper
+    # > 0: a learned level per edge count, times this, added to the stop logit (before logit_scale); beyond the paper
+    stop_count_scale: float = 0.0
 
 
 def _mlp(sizes, name, activate_final=False):
@@ -135,6 +137,13 @@ class PolicyNet(hk.Module):
         stop_logit = _mlp([cfg.mlp_hidden, 1], "stop_mlp")(g)[:, 0]
         if cfg.stop_bias != 0.0:  # the same as starting the last bias there (same function class and gradients)
             stop_logit = stop_logit + cfg.stop_bias
+        if cfg.stop_count_scale > 0.0:
+            # One parameter per edge count k = 0..d(d-1)/2, starting at 0: graphs of one density can move their
+            # stop level without moving the others'. Scaled so that Adam's steps (about the learning rate per
+            # parameter) move it at a useful rate in nats.
+            levels = hk.get_parameter("stop_by_edge_count", [d * (d - 1) // 2 + 1], init=jnp.zeros)
+            counts = jnp.sum(adjacency, axis=(1, 2), dtype=jnp.int32)
+            stop_logit = stop_logit + cfg.stop_count_scale * levels[counts]
         stop_logit = cfg.logit_scale * stop_logit
         edge_logits = (jnp.einsum("bie,bje->bij", u, x[: u.shape[0]]) + u_self[:, :, None]) / jnp.sqrt(e)
         edge_logits = cfg.logit_scale * edge_logits

@@ -68,6 +68,7 @@ class TrainConfig:
     theta_layers: int = 2
     logit_scale: float = 1.0  # multiplies the stop and edge logits (the released code uses N, the data size)
     stop_bias: float = 0.0  # on the stop logit: P(stop) starts near sigmoid(logit_scale * stop_bias); beyond the paper
+    stop_count_scale: float = 0.0  # > 0: a learned stop level per edge count, times this; beyond the paper
     # model
     graph_prior: str = "uniform"
 
@@ -136,6 +137,7 @@ _RANGES = {
             "trajectory_lambda",
             "replay_priority",
             "checkpoint_every_seconds",
+            "stop_count_scale",
         ),
         _NON_NEGATIVE,
     ),
