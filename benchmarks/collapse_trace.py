@@ -8,10 +8,10 @@ with it). So P(stop | {}) rises while those residuals are negative on average. E
   stop    = log P(stop | {}) - log P(stop | {e})        (the child's from the target network where used)
   edge    = log P_B({} | {e}) - log P({e} | {})          (P_B = 1 from a one-edge graph)
 This script trains one run and at every --every iterations prints, over all d(d-1) transitions {} -> {e},
-the mean of each term (over theta pairs and edges) and of the residual, the largest |loc| and scale of q(theta' | {e}) over the one-edge graphs' active
-parameters, beside the sampler's mean edges per
-sample, P(stop | {}), edge RMSE against the exact marginals, and the replay: its stored transitions' mean
-edges of G, and how many of the transitions written since the last print start at {}.
+the mean of each term (over theta pairs and edges) and of the residual, the largest |loc| and scale of
+q(theta' | {e}) over the one-edge graphs' active parameters, beside the sampler's mean edges per sample,
+P(stop | {}), edge RMSE against the exact marginals, and the replay: its stored transitions' mean edges of G,
+and how many of the transitions written since the last print start at {}.
 
   .venv/bin/python benchmarks/collapse_trace.py gpu_data/d10er2/1 --exact gpu_data/d10er2/exact1.npz \
       --seed 1 --until 9000 --every 250 --set num_iterations=30000 --set stop_target_tau=0.1 \
@@ -21,7 +21,6 @@ edges of G, and how many of the transitions written since the last print start a
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import jax
@@ -37,9 +36,9 @@ from jspgfn.gflownet import policy  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer, exploration, stop_target_on  # noqa: E402
 from jspgfn.gflownet.loss import transition_terms  # noqa: E402
+from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.rewards import log_rewards  # noqa: E402
 from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
-from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 
