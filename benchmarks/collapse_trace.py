@@ -14,7 +14,7 @@ P(stop | {}), edge RMSE against the exact marginals, and the replay: its stored 
 and how many of the transitions written since the last print start at {}.
 
   .venv/bin/python benchmarks/collapse_trace.py gpu_data/d10er2/1 --exact gpu_data/d10er2/exact1.npz \
-      --seed 1 --until 9000 --every 250 --set num_iterations=30000 --set stop_target_tau=0.1 \
+      --seed 1 --until 10000 --every 250 --set num_iterations=30000 --set stop_target_tau=0.1 \
       --set exploration_fraction=0.25
 """
 
