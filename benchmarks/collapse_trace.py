@@ -119,7 +119,7 @@ def main(argv=None):
         stored = replay.graphs[: int(replay.size)]
         written = (int(replay.index) - index_before) % replay.actions.shape[0]
         recent = np.arange(index_before, index_before + written) % replay.actions.shape[0]
-        from_empty = int((replay.graphs[recent].sum(axis=(1, 2)) == 0).sum()) if written else 0
+        from_empty = int((replay.graphs[recent].sum(axis=(1, 2)) == 0).sum())
         print(
             f"{done:5d} {float(exploration(cfg, done)):.3f} {seconds:8.0f} {rmse:.3f} {graphs.sum((1, 2)).mean():6.1f}"
             f" {terms['log_stop_empty']:14.2f} {terms['reward']:7.1f} {terms['theta_q']:8.1f} {terms['stop']:7.1f}"
