@@ -48,6 +48,30 @@ def test_action_log_probs_normalise():
     np.testing.assert_allclose(np.exp(np.asarray(logp, np.float64)).sum(axis=1), 1.0, atol=1e-5)
 
 
+def test_exploration_keeps_the_policy_stop_and_spreads_the_rest_uniformly():
+    """explore_policy_stop (beyond the paper): P(stop | G) is the policy's, each valid edge gets
+    (1 - P(stop | G)) / #valid edges, invalid actions 0, and at the complete DAG only the stop."""
+    d = 4
+    graphs = jnp.asarray(_graphs(d, seed=5))
+    _, net, params = _net("lingauss-diag", d)
+    params = jax.tree_util.tree_map(lambda p: p + 0.3 * jax.random.normal(jax.random.PRNGKey(7), p.shape), params)
+    out = net.apply(params, graphs)
+    state = envlib.EnvState(graphs, jnp.asarray(transitive_closure(np.asarray(graphs))))
+    emask = envlib.edge_mask(state)
+    logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
+    amask = np.asarray(envlib.action_mask(state))
+    explore = np.exp(np.asarray(policy.exploration_log_probs(logp, jnp.asarray(amask)), np.float64))
+    p_stop = np.exp(np.asarray(logp, np.float64))[:, -1]
+    np.testing.assert_allclose(explore.sum(axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(explore[:, -1], p_stop, rtol=1e-5)
+    assert np.all(explore[:, :-1][~amask[:, :-1]] == 0.0)
+    for row, valid in zip(explore[:, :-1], amask[:, :-1]):
+        if valid.any():
+            np.testing.assert_allclose(row[valid], row[valid][0], rtol=1e-5)
+    assert 0.05 < p_stop[0] < 0.95 and amask[0, :-1].sum() == d * (d - 1)  # the empty graph: a real mixture
+    np.testing.assert_allclose(explore[-1, -1], 1.0)  # the complete DAG: the forced stop
+
+
 @pytest.mark.parametrize("model_name", ["lingauss-diag", "lingauss-full", "mlp-gauss"])
 def test_theta_exactly_zero_off_graph(model_name):
     d = 4

@@ -1,5 +1,6 @@
 """Training loop: determinism, checkpoint/resume, CLI, bad input."""
 
+import dataclasses
 import json
 
 import jax
@@ -8,6 +9,7 @@ import pytest
 
 from jspgfn.cli import main as cli_main
 from jspgfn.errors import JspgfnError
+from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet.presets import get_preset
 from jspgfn.gflownet.train import train
 from jspgfn.samples import load_samples
@@ -153,6 +155,46 @@ EXPECTED = {
     "lingauss-full": ("lingauss", "full"),
     "mlp-gauss": ("mlp-gauss", "diag"),
 }
+
+
+def test_exploration_with_the_policy_stop(data_dir, tmp_path):
+    """explore_policy_stop (beyond the paper): with epsilon 1 the actions' law is the policy's stop and a
+    uniform valid edge (a statistical test on 4,000 environments at the empty graph); the prefill acts so
+    (its trajectories are as short as the initial network's stop makes them, not uniform ones, which run
+    to the complete DAG); a run with it resumes bit for bit and differs from the paper's exploration."""
+    from scipy import stats
+
+    options = {**TINY, "explore_policy_stop": True}
+    trainer, a, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    d = trainer.num_variables
+    env = envlib.reset(4000, d)
+    actions = np.asarray(trainer.act(a.params, env, jax.random.PRNGKey(3), 1.0))
+    out = trainer.network.apply(a.params, env.adjacency[:1])
+    p_stop = float(jax.nn.sigmoid(out["stop_logit"][0]))
+    num_stop = int(np.sum(actions == d * d))
+    assert stats.binomtest(num_stop, actions.size, p_stop).pvalue > 1e-3
+    edges = np.bincount(actions[actions < d * d], minlength=d * d).reshape(d, d)
+    assert np.all(np.diag(edges) == 0)
+    off = edges[~np.eye(d, dtype=bool)]
+    assert stats.chisquare(off).pvalue > 1e-3
+    # the paper's exploration, same network: the stop is one action of d * (d - 1) + 1, and the test sees it
+    uniform_trainer = dataclasses.replace(trainer, cfg=get_preset("smoke", **TINY))
+    assert abs(p_stop - 1 / (d * (d - 1) + 1)) > 0.1
+    uniform_actions = np.asarray(uniform_trainer.act(a.params, env, jax.random.PRNGKey(3), 1.0))
+    assert stats.binomtest(int(np.sum(uniform_actions == d * d)), actions.size, p_stop).pvalue < 1e-6
+
+    # the prefill: mean edges of the replayed states below the uniform prefill's
+    ours, uniform = trainer.init(0).replay, uniform_trainer.init(0).replay
+    size = min(int(ours.size), int(uniform.size))
+    mean_edges = [float(np.asarray(r.graphs[:size]).sum(axis=(-2, -1)).mean()) for r in (ours, uniform)]
+    assert mean_edges[0] < mean_edges[1]
+
+    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
+    _, c, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
+    for x, y in zip(_leaves(a), _leaves(c)):
+        np.testing.assert_array_equal(x, y)
+    _, p, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
+    assert any(not np.array_equal(x, y) for x, y in zip(_leaves(p.params), _leaves(a.params)))
 
 
 @pytest.mark.parametrize("model", sorted(EXPECTED))

@@ -116,21 +116,35 @@ class Trainer:
         env = envlib.reset(cfg.num_envs, d)
         replay = replaylib.init(cfg.replay_capacity, d)
         traj = trajlib.init(cfg.num_envs, cfg.trajectory_capacity, d) if cfg.trajectory_balance > 0 else None
-        env, replay, traj = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents, traj)
+        if cfg.explore_policy_stop:
+            env, replay, traj = self.prefill_exploring(params, env, replay, k_fill, traj)
+        else:
+            env, replay, traj = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents, traj)
         priorities = replaylib.init_priorities(cfg.replay_capacity) if cfg.replay_priority > 0 else None
         target = params if cfg.stop_target_tau > 0 else None
         return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32), traj, priorities, target)
 
+    @functools.partial(jax.jit, static_argnums=0)
+    def prefill_exploring(self, params, env, replay, key, traj=None):
+        """The prefill with explore_policy_stop: `prefill` steps of every environment with the exploratory
+        actions of `act` (epsilon 1: the initial network's stop, a uniform edge otherwise): (env, replay, traj)."""
+
+        return _prefill_scan(env, replay, key, self.cfg.prefill, traj, lambda env, k: self.act(params, env, k, 1.0))
+
     def act(self, params, env, key, epsilon):
-        """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]."""
+        """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]. With
+        explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs)."""
         k_mix, k_act = jax.random.split(key)
         out = self.network.apply(params, env.adjacency)
         emask = envlib.edge_mask(env, self.cfg.max_parents)
         logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
         amask = envlib.action_mask(env, self.cfg.max_parents)
-        uniform = jnp.where(amask, 0.0, -jnp.inf)
+        if self.cfg.explore_policy_stop:
+            exploratory = policy.exploration_log_probs(logp, amask)
+        else:
+            exploratory = jnp.where(amask, 0.0, -jnp.inf)  # uniform over valid actions, the paper's
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
-        logits = jnp.where(explore[:, None], uniform, jnp.where(amask, logp, -jnp.inf))
+        logits = jnp.where(explore[:, None], exploratory, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
 
     def loss(
@@ -262,10 +276,20 @@ def prefill_replay(env, replay, key, steps, max_parents, traj=None):
     """Fill the replay buffer with `steps` uniform-policy steps of every environment (and record the
     trajectories in `traj`, when given): (env, replay, traj)."""
 
+    def uniform_action(env, k):
+        amask = envlib.action_mask(env, max_parents)
+        return jax.random.categorical(k, jnp.where(amask, 0.0, -jnp.inf)).astype(jnp.int32)
+
+    return _prefill_scan(env, replay, key, steps, traj, uniform_action)
+
+
+def _prefill_scan(env, replay, key, steps, traj, choose):
+    """`steps` steps of every environment with actions `choose(env, key)` int32 [E], each transition added
+    to the replay (and recorded in `traj`, when given): (env, replay, traj)."""
+
     def body(carry, k):
         env, replay, traj = carry
-        amask = envlib.action_mask(env, max_parents)
-        actions = jax.random.categorical(k, jnp.where(amask, 0.0, -jnp.inf)).astype(jnp.int32)
+        actions = choose(env, k)
         new_env, is_stop = envlib.step(env, actions)
         traj = None if traj is None else trajlib.record(traj, actions, is_stop)
         return (new_env, replaylib.add(replay, env.adjacency, actions, ~is_stop), traj), None

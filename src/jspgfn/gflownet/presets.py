@@ -31,6 +31,8 @@ class TrainConfig:
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
+    # exploration (and the prefill) keep the policy's P(stop | G), a uniform edge otherwise; beyond the paper
+    explore_policy_stop: bool = False
     # objective
     batch_size: int = 128  # transitions per update
     num_theta_samples: int = 4  # S (S x S pairs per transition)
