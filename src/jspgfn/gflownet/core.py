@@ -128,7 +128,6 @@ class Trainer:
     def prefill_exploring(self, params, env, replay, key, traj=None):
         """The prefill with explore_policy_stop: `prefill` steps of every environment with the exploratory
         actions of `act` (epsilon 1: the initial network's stop, a uniform edge otherwise): (env, replay, traj)."""
-
         return _prefill_scan(env, replay, key, self.cfg.prefill, traj, lambda env, k: self.act(params, env, k, 1.0))
 
     def act(self, params, env, key, epsilon):

@@ -44,18 +44,18 @@ def action_log_probs(stop_logit, edge_logits, edge_mask):
     return jnp.concatenate([log_edges.reshape(b, -1), log_stop[:, None]], axis=1)
 
 
-def exploration_log_probs(action_log_probs_, action_mask_):
+def exploration_log_probs(log_probs, mask):
     """The exploratory actions of `explore_policy_stop` (beyond the paper): the stop with the policy's own
     probability, otherwise an edge drawn uniformly among the valid ones.
 
-    Args: action_log_probs_ float [B, A] (action_log_probs: edges flattened, then stop),
-      action_mask_ bool [B, A] (valid edges, then stop).
+    Args: log_probs float [B, A] (action_log_probs: edges flattened, then stop),
+      mask bool [B, A] (valid edges, then stop).
     Returns: float [B, A] log-probabilities (-inf on invalid actions; where the stop is forced, only it).
     """
-    log_stop = action_log_probs_[:, -1]
-    valid_edges = action_mask_[:, :-1]
-    log_continue = jax.nn.logsumexp(jnp.where(valid_edges, action_log_probs_[:, :-1], -jnp.inf), axis=-1)
-    num_edges = jnp.maximum(jnp.sum(valid_edges, axis=-1), 1).astype(action_log_probs_.dtype)
+    log_stop = log_probs[:, -1]
+    valid_edges = mask[:, :-1]
+    log_continue = jax.nn.logsumexp(jnp.where(valid_edges, log_probs[:, :-1], -jnp.inf), axis=-1)
+    num_edges = jnp.maximum(jnp.sum(valid_edges, axis=-1), 1).astype(log_probs.dtype)
     log_edge = log_continue - jnp.log(num_edges)
     edges = jnp.where(valid_edges, log_edge[:, None], -jnp.inf)
     return jnp.concatenate([edges, log_stop[:, None]], axis=1)
