@@ -141,7 +141,7 @@ class Trainer:
         if self.cfg.explore_policy_stop:
             exploratory = policy.exploration_log_probs(logp, amask)
         else:
-            exploratory = jnp.where(amask, 0.0, -jnp.inf)  # uniform over valid actions, the paper's
+            exploratory = policy.uniform_log_probs(amask)
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
         logits = jnp.where(explore[:, None], exploratory, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
@@ -276,8 +276,8 @@ def prefill_replay(env, replay, key, steps, max_parents, traj=None):
     trajectories in `traj`, when given): (env, replay, traj)."""
 
     def uniform_action(env, k):
-        amask = envlib.action_mask(env, max_parents)
-        return jax.random.categorical(k, jnp.where(amask, 0.0, -jnp.inf)).astype(jnp.int32)
+        logits = policy.uniform_log_probs(envlib.action_mask(env, max_parents))
+        return jax.random.categorical(k, logits).astype(jnp.int32)
 
     return _prefill_scan(env, replay, key, steps, traj, uniform_action)
 

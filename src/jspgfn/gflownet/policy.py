@@ -44,6 +44,11 @@ def action_log_probs(stop_logit, edge_logits, edge_mask):
     return jnp.concatenate([log_edges.reshape(b, -1), log_stop[:, None]], axis=1)
 
 
+def uniform_log_probs(mask):
+    """The paper's exploratory actions: uniform over the valid ones. mask bool [B, A] -> float [B, A] (0 / -inf)."""
+    return jnp.where(mask, 0.0, -jnp.inf)
+
+
 def exploration_log_probs(log_probs, mask):
     """The exploratory actions of `explore_policy_stop` (beyond the paper): the stop with the policy's own
     probability, otherwise an edge drawn uniformly among the valid ones.
