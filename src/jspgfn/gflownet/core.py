@@ -141,7 +141,7 @@ class Trainer:
         if self.cfg.explore_policy_stop:
             exploratory = policy.exploration_log_probs(logp, amask)
         else:
-            exploratory = policy.uniform_log_probs(amask)
+            exploratory = policy.uniform_logits(amask)
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
         logits = jnp.where(explore[:, None], exploratory, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
@@ -276,7 +276,7 @@ def prefill_replay(env, replay, key, steps, max_parents, traj=None):
     trajectories in `traj`, when given): (env, replay, traj)."""
 
     def uniform_action(env, k):
-        logits = policy.uniform_log_probs(envlib.action_mask(env, max_parents))
+        logits = policy.uniform_logits(envlib.action_mask(env, max_parents))
         return jax.random.categorical(k, logits).astype(jnp.int32)
 
     return _prefill_scan(env, replay, key, steps, traj, uniform_action)

@@ -44,8 +44,11 @@ def action_log_probs(stop_logit, edge_logits, edge_mask):
     return jnp.concatenate([log_edges.reshape(b, -1), log_stop[:, None]], axis=1)
 
 
-def uniform_log_probs(mask):
-    """The paper's exploratory actions: uniform over the valid ones. mask bool [B, A] -> float [B, A] (0 / -inf)."""
+def uniform_logits(mask):
+    """Logits of the paper's exploration, uniform over the valid actions.
+
+    mask bool [B, A] -> float [B, A]: 0 where valid, -inf elsewhere (unnormalised).
+    """
     return jnp.where(mask, 0.0, -jnp.inf)
 
 
