@@ -1,0 +1,158 @@
+"""Where a trained JSP-GFN's stop probabilities leave the detailed-balance fixed point, level by level.
+
+For a state G with k edges, the modified detailed balance of G -> G_c (c: one valid edge addition) asks
+    l_c := log P_F(G_c | G) - log P_F(stop | G)  =  t_c := Delta_c - log(k + 1) - log P_F(stop | G_c)
+(Delta_c = log R(G_c) - log R(G), P_B uniform over the k + 1 edges of G_c). Given the sampler's own stop
+probabilities at the children, the stop probability at G that satisfies every condition out of G is
+    log P_loc(stop | G) = -log(1 + sum_c exp(t_c)),
+and the sampler's is log P_F(stop | G) = -log(1 + sum_c exp(l_c)). Their difference
+    D(G) = log P_F(stop | G) - log P_loc(stop | G)
+is the state's local error: D < 0 means G stops less often than its children's flows warrant, so the
+sampler goes on to denser graphs. With eps_c = l_c - t_c and w = softmax(t) over the children,
+    log sum exp(l) - log sum exp(t) = m + J,   m = sum_c w_c eps_c,   J = log sum_c w_c exp(eps_c) - m >= 0:
+m is the flow-weighted mean error of the edge logits and J the part that comes from their spread alone
+(Jensen: errors of mean zero still lower P(stop) by about var(eps) / 2). A sampler that satisfies every
+condition has D = 0 at every state; since the stop at the complete DAG is forced, errors D at the denser
+levels pass down to the sparser ones through the children's stop terms (where P(stop) is small, about one for
+one), and the table by edge count says at which levels the sampler's stops leave the fixed point.
+
+Delta_c is the exact log marginal likelihood difference (linear Gaussian, theta integrated out, uniform
+prior over DAGs), and also (`floor` columns) that difference minus the diagonal family's mean-field KL gap
+(benchmarks/family_floor.py), the target JSP-GFN (diag) can reach at best. States are those the sampler
+visits on --num trajectories from the empty graph (so the table is weighted by the sampler's own flow).
+
+  .venv/bin/python benchmarks/stop_consistency.py RUN_FOLDER DATA_FOLDER [--num 200] [--seed 0] [--exact EXACT.npz]
+
+--exact also prints the edge RMSE, Pearson r and mean edges of 1,000 samples against `jspgfn exact`'s marginals.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from accuracy_exact_edges import compare  # noqa: E402
+from family_floor import mean_field_gaps  # noqa: E402
+from jspgfn.dataset import load_dataset  # noqa: E402
+from jspgfn.exact_dp import local_scores  # noqa: E402
+from jspgfn.gflownet import env as envlib  # noqa: E402
+from jspgfn.gflownet import policy  # noqa: E402
+from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
+from jspgfn.gflownet.train import enable_compilation_cache, load_run  # noqa: E402
+
+
+def visited_states(apply_fn, params, key, num, d):
+    """Every non-terminal state of num trajectories of the sampler: uint8 [S, d, d] (forced stops excluded)."""
+    step = jax.jit(lambda p, adj, clo, done, k: _step(apply_fn, p, adj, clo, done, k))
+    state = envlib.reset(num, d)
+    done = jnp.zeros((num,), bool)
+    states = []
+    for k in jax.random.split(key, d * (d - 1) // 2 + 1):
+        emask = envlib.edge_mask(state)
+        live = np.asarray(~done & jnp.any(emask, axis=(1, 2)))
+        states.append(np.asarray(state.adjacency)[live])
+        adj, clo, done = step(params, state.adjacency, state.closure, done, k)
+        state = envlib.EnvState(adj, clo)
+        if bool(jnp.all(done)):
+            break
+    return np.concatenate(states).astype(np.uint8)
+
+
+def _step(apply_fn, params, adjacency, closure, done, key):
+    state = envlib.EnvState(adjacency, closure)
+    out = apply_fn(params, adjacency)
+    logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], envlib.edge_mask(state))
+    actions = jax.random.categorical(key, jnp.where(envlib.action_mask(state), logp, -jnp.inf))
+    d = adjacency.shape[-1]
+    stop = done | (actions == d * d)
+    safe = jnp.where(actions == d * d, 0, actions)
+    added = envlib.add_edges(state, safe // d, safe % d)
+    keep = stop[:, None, None]
+    return jnp.where(keep, adjacency, added.adjacency), jnp.where(keep, closure, added.closure), stop
+
+
+def log_policy(apply_fn, params, graphs, chunk=4096):
+    """(log P(stop | G) [B], log P(G + i->j | G) [B, d, d], edge mask bool [B, d, d]) in float64 numpy."""
+
+    @jax.jit
+    def one(adj):
+        state = envlib.EnvState(adj, envlib.closure_of(adj))
+        out = apply_fn(params, adj)
+        emask = envlib.edge_mask(state)
+        log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
+        return log_stop, log_edges, emask
+
+    parts = [one(jnp.asarray(graphs[i : i + chunk])) for i in range(0, len(graphs), chunk)]
+    return tuple(np.concatenate([np.asarray(p[j]) for p in parts]).astype(np.float64) for j in range(3))
+
+
+def audit(apply_fn, params, states, score_tables):
+    """Per state [S]: its edge count, the sampler's log P(stop | G), and for each score table [d, 2^d] the
+    arrays (D, m, J) of the module docstring."""
+    d = states.shape[-1]
+    log_stop, log_edges, emask = log_policy(apply_fn, params, states)
+    src, dst = np.nonzero(np.ones((d, d)) - np.eye(d))
+    counts = states.reshape(len(states), -1).sum(axis=1)
+    valid = emask[:, src, dst].astype(bool)  # [S, C]
+    s_idx, c_idx = np.nonzero(valid)
+    children = states[s_idx].copy()
+    children[np.arange(len(s_idx)), src[c_idx], dst[c_idx]] = 1
+    child_stop, _, _ = log_policy(apply_fn, params, children)
+    codes = (states.astype(np.int64) << np.arange(d)[None, :, None]).sum(axis=1)  # [S, d]: parent code per node
+    old = codes[s_idx, dst[c_idx]]
+    new = old | (1 << src[c_idx])
+    logit_gap = np.full(valid.shape, -np.inf)  # l_c
+    logit_gap[s_idx, c_idx] = log_edges[s_idx, src[c_idx], dst[c_idx]] - log_stop[s_idx]
+    results = []
+    for table in score_tables:
+        delta = table[dst[c_idx], new] - table[dst[c_idx], old]
+        t = np.full(valid.shape, -np.inf)
+        t[s_idx, c_idx] = delta - np.log(counts[s_idx] + 1) - child_stop
+        lse_t = np.logaddexp.reduce(t, axis=1)
+        lse_l = np.logaddexp.reduce(logit_gap, axis=1)
+        w = np.exp(t - lse_t[:, None])
+        eps = np.zeros(valid.shape)
+        eps[s_idx, c_idx] = logit_gap[s_idx, c_idx] - t[s_idx, c_idx]
+        m = (w * eps).sum(axis=1)
+        jensen = lse_l - lse_t - m  # log sum_c w_c exp(eps_c) = lse_l - lse_t
+        d_local = np.logaddexp(0.0, lse_t) - np.logaddexp(0.0, lse_l)
+        results.append((d_local, m, jensen))
+    return counts, log_stop, results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", help="a JSP-GFN run folder (jspgfn train --out), linear Gaussian")
+    parser.add_argument("data", help="its dataset folder")
+    parser.add_argument("--num", type=int, default=200, help="trajectories of the sampler")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--exact", type=Path, default=None, help="`jspgfn exact` .npz of the dataset")
+    args = parser.parse_args(argv)
+    enable_compilation_cache()
+    trainer, state, info, config = load_run(args.run)
+    x = load_dataset(args.data).train
+    model = trainer.model
+    exact = local_scores(model, x)
+    floor = exact - mean_field_gaps(model, x)[None, :]
+    apply_fn, d = trainer.network.apply, trainer.num_variables
+    states = visited_states(apply_fn, state.params, jax.random.PRNGKey(args.seed), args.num, d)
+    counts, log_stop, ((d_ex, m_ex, j_ex), (d_fl, m_fl, j_fl)) = audit(apply_fn, state.params, states, [exact, floor])
+    print(f"# {args.run} iteration {info['iteration']}: {len(states)} states on {args.num} trajectories")
+    print("edges  states  log_stop  D_exact  m_exact  J_exact  D_floor  m_floor  J_floor  (means over the states)")
+    for k in np.unique(counts):
+        row = "  ".join(f"{a[counts == k].mean():7.2f}" for a in (log_stop, d_ex, m_ex, j_ex, d_fl, m_fl, j_fl))
+        print(f"{k:5d}  {np.sum(counts == k):6d}  {row}")
+    print(f"# all states: D_exact {d_ex.mean():.3f}, D_floor {d_fl.mean():.3f}, J {j_fl.mean():.3f}")
+    if args.exact is not None:
+        graphs = sample_graphs(apply_fn, state.params, jax.random.PRNGKey(args.seed + 1), 1000, d)
+        rmse, pearson = compare(graphs.mean(axis=0), np.load(args.exact)["edge"])
+        edges = graphs.sum(axis=(1, 2)).mean()
+        print(f"# 1,000 samples: edge RMSE {rmse:.3f}, Pearson {pearson:.3f}, edges {edges:.1f}")
+
+
+if __name__ == "__main__":
+    main()

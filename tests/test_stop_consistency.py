@@ -1,0 +1,62 @@
+"""benchmarks/stop_consistency.py: the local error D(G) of a sampler's stop probabilities against the detailed-
+balance conditions out of G. At d=3 every DAG is listed and the exact posterior's optimal policy is known
+(the oracle's tabular network holding exact_flows.optimal_flows' logits, as in test_marginal_reward_oracle):
+D, m and J vanish at every state there, and a known change of one state's stop logit gives the closed-form D."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+from scipy.special import logsumexp
+
+from jspgfn.exact_dp import local_scores
+from jspgfn.gflownet import exact_flows
+from test_marginal_reward_oracle import _oracle_module, _setup
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+def _audit_module():
+    sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("stop_consistency", BENCHMARKS / "stop_consistency.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _optimal_sampler():
+    x, model, table, params, _, _ = _setup(_oracle_module())
+    lattice = exact_flows.dag_lattice(3)
+    states = lattice.graphs[(lattice.children >= 0).any(axis=1)]  # every state with an edge to add
+    return table, params, states, local_scores(model, x)
+
+
+def test_the_exact_posteriors_sampler_is_consistent_at_every_state():
+    audit = _audit_module()
+    table, params, states, scores = _optimal_sampler()
+    counts, _, [(d_local, m, jensen)] = audit.audit(table.apply, params, states, [scores])
+    assert len(states) == 19 and set(counts) == {0, 1, 2}  # 25 DAGs on 3 nodes, less the 6 complete ones
+    assert np.max(np.abs(d_local)) < 1e-3
+    assert np.max(np.abs(m)) < 1e-3
+    assert np.max(np.abs(jensen)) < 1e-3
+
+
+def test_a_lower_stop_at_the_empty_graph_gives_the_closed_form_error_there_only():
+    audit = _audit_module()
+    table, params, states, scores = _optimal_sampler()
+    empty = int(np.flatnonzero(states.sum(axis=(1, 2)) == 0)[0])
+    _, _, [(before, _, _)] = audit.audit(table.apply, params, states, [scores])
+    log_stop = float(jax.nn.log_sigmoid(table.apply(params, states[empty : empty + 1])["stop_logit"])[0])
+    delta = 1.5
+    index = int(exact_flows.index_of(exact_flows.dag_lattice(3), states[empty : empty + 1])[0])
+    lowered = {**params, "stop": params["stop"].at[index].add(-delta)}
+    _, _, [(d_local, m, jensen)] = audit.audit(table.apply, lowered, states, [scores])
+    # Every l_c = log P(G_c | G) - log P(stop | G) rises by delta: m = delta, no spread (J = 0), and
+    # D = log(1 + S) - log(1 + e^delta S) with S = 1 / P*(stop | empty) - 1.
+    s = np.expm1(-log_stop)
+    assert abs(m[empty] - delta) < 1e-3 and abs(jensen[empty]) < 1e-3
+    assert abs(d_local[empty] - (np.log1p(s) - logsumexp([0.0, delta + np.log(s)]))) < 1e-3
+    others = np.arange(len(states)) != empty
+    assert np.max(np.abs(d_local[others] - before[others])) < 1e-4
