@@ -20,6 +20,9 @@ Delta_c is the exact log marginal likelihood difference (linear Gaussian, theta 
 prior over DAGs), and also (`floor` columns) that difference minus the diagonal family's mean-field KL gap
 (benchmarks/family_floor.py), the target JSP-GFN (diag) can reach at best. States are those the sampler
 visits on --num trajectories from the empty graph (so the table is weighted by the sampler's own flow).
+The last three columns say how the sampler picks its next edge: best_gain is the largest exact Delta_c of one
+edge it could still add (large at the posterior's size: the graph lacks an edge the data need), P(best) the
+probability it gives that edge when it goes on, P(gain<0) the probability of an edge that lowers log R.
 
   .venv/bin/python benchmarks/stop_consistency.py RUN_FOLDER DATA_FOLDER [--num 200] [--seed 0] [--exact EXACT.npz]
 
@@ -91,8 +94,9 @@ def log_policy(apply_fn, params, graphs, chunk=4096):
 
 
 def audit(apply_fn, params, states, score_tables):
-    """Per state [S]: its edge count, the sampler's log P(stop | G), and for each score table [d, 2^d] the
-    arrays (D, m, J) of the module docstring."""
+    """Per state [S]: its edge count, the sampler's log P(stop | G), for each score table [d, 2^d] the arrays
+    (D, m, J) of the module docstring, and the sampler's edge choice under the first table: (the largest
+    Delta_c of one edge still to add, P(that edge | continue), P(an edge with Delta_c < 0 | continue))."""
     d = states.shape[-1]
     log_stop, log_edges, emask = log_policy(apply_fn, params, states)
     src, dst = np.nonzero(np.ones((d, d)) - np.eye(d))
@@ -107,7 +111,10 @@ def audit(apply_fn, params, states, score_tables):
     new = old | (1 << src[c_idx])
     logit_gap = np.full(valid.shape, -np.inf)  # l_c
     logit_gap[s_idx, c_idx] = log_edges[s_idx, src[c_idx], dst[c_idx]] - log_stop[s_idx]
-    results = []
+    log_choice = np.full(valid.shape, -np.inf)  # log P(G_c | G, continue)
+    log_choice[s_idx, c_idx] = log_edges[s_idx, src[c_idx], dst[c_idx]]
+    log_choice -= np.logaddexp.reduce(log_choice, axis=1, keepdims=True)
+    results, choice = [], None
     for table in score_tables:
         delta = table[dst[c_idx], new] - table[dst[c_idx], old]
         t = np.full(valid.shape, -np.inf)
@@ -121,7 +128,13 @@ def audit(apply_fn, params, states, score_tables):
         jensen = lse_l - lse_t - m  # log sum_c w_c exp(eps_c) = lse_l - lse_t
         d_local = np.logaddexp(0.0, lse_t) - np.logaddexp(0.0, lse_l)
         results.append((d_local, m, jensen))
-    return counts, log_stop, results
+        if choice is None:
+            gain = np.full(valid.shape, -np.inf)
+            gain[s_idx, c_idx] = delta
+            best = np.argmax(gain, axis=1)
+            p_negative = np.exp(np.logaddexp.reduce(np.where(valid & (gain < 0), log_choice, -np.inf), axis=1))
+            choice = (gain.max(axis=1), np.exp(log_choice[np.arange(len(states)), best]), p_negative)
+    return counts, log_stop, results, choice
 
 
 def main(argv=None):
@@ -140,11 +153,16 @@ def main(argv=None):
     floor = exact - mean_field_gaps(model, x)[None, :]
     apply_fn, d = trainer.network.apply, trainer.num_variables
     states = visited_states(apply_fn, state.params, jax.random.PRNGKey(args.seed), args.num, d)
-    counts, log_stop, ((d_ex, m_ex, j_ex), (d_fl, m_fl, j_fl)) = audit(apply_fn, state.params, states, [exact, floor])
+    counts, log_stop, results, choice = audit(apply_fn, state.params, states, [exact, floor])
+    (d_ex, m_ex, j_ex), (d_fl, m_fl, j_fl) = results
     print(f"# {args.run} iteration {info['iteration']}: {len(states)} states on {args.num} trajectories")
-    print("edges  states  log_stop  D_exact  m_exact  J_exact  D_floor  m_floor  J_floor  (means over the states)")
+    print(
+        "edges  states  log_stop  D_exact  m_exact  J_exact  D_floor  m_floor  J_floor  best_gain  P(best)  P(gain<0)"
+        "  (means over the states)"
+    )
     for k in np.unique(counts):
-        row = "  ".join(f"{a[counts == k].mean():7.2f}" for a in (log_stop, d_ex, m_ex, j_ex, d_fl, m_fl, j_fl))
+        columns = (log_stop, d_ex, m_ex, j_ex, d_fl, m_fl, j_fl, *choice)
+        row = "  ".join(f"{a[counts == k].mean():7.2f}" for a in columns)
         print(f"{k:5d}  {np.sum(counts == k):6d}  {row}")
     print(f"# all states: D_exact {d_ex.mean():.3f}, D_floor {d_fl.mean():.3f}, J {j_fl.mean():.3f}")
     if args.exact is not None:

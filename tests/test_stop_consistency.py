@@ -1,7 +1,8 @@
 """benchmarks/stop_consistency.py: the local error D(G) of a sampler's stop probabilities against the detailed-
 balance conditions out of G. At d=3 every DAG is listed and the exact posterior's optimal policy is known
 (the oracle's tabular network holding exact_flows.optimal_flows' logits, as in test_marginal_reward_oracle):
-D, m and J vanish at every state there, and a known change of one state's stop logit gives the closed-form D."""
+D, m and J vanish at every state there, a known change of one state's stop logit gives the closed-form D, and the
+edge choice at the empty graph is the optimal flows' (computed from exact_flows, not from the policy's logits)."""
 
 import importlib.util
 import sys
@@ -11,6 +12,7 @@ import jax
 import numpy as np
 from scipy.special import logsumexp
 
+from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.exact_dp import local_scores
 from jspgfn.gflownet import exact_flows
 from test_marginal_reward_oracle import _oracle_module, _setup
@@ -36,7 +38,7 @@ def _optimal_sampler():
 def test_the_exact_posteriors_sampler_is_consistent_at_every_state():
     audit = _audit_module()
     table, params, states, scores = _optimal_sampler()
-    counts, _, [(d_local, m, jensen)] = audit.audit(table.apply, params, states, [scores])
+    counts, _, [(d_local, m, jensen)], _ = audit.audit(table.apply, params, states, [scores])
     assert len(states) == 19 and set(counts) == {0, 1, 2}  # 25 DAGs on 3 nodes, less the 6 complete ones
     assert np.max(np.abs(d_local)) < 1e-3
     assert np.max(np.abs(m)) < 1e-3
@@ -47,12 +49,12 @@ def test_a_lower_stop_at_the_empty_graph_gives_the_closed_form_error_there_only(
     audit = _audit_module()
     table, params, states, scores = _optimal_sampler()
     empty = int(np.flatnonzero(states.sum(axis=(1, 2)) == 0)[0])
-    _, _, [(before, _, _)] = audit.audit(table.apply, params, states, [scores])
+    _, _, [(before, _, _)], _ = audit.audit(table.apply, params, states, [scores])
     log_stop = float(jax.nn.log_sigmoid(table.apply(params, states[empty : empty + 1])["stop_logit"])[0])
     delta = 1.5
     index = int(exact_flows.index_of(exact_flows.dag_lattice(3), states[empty : empty + 1])[0])
     lowered = {**params, "stop": params["stop"].at[index].add(-delta)}
-    _, _, [(d_local, m, jensen)] = audit.audit(table.apply, lowered, states, [scores])
+    _, _, [(d_local, m, jensen)], _ = audit.audit(table.apply, lowered, states, [scores])
     # Every l_c = log P(G_c | G) - log P(stop | G) rises by delta: m = delta, no spread (J = 0), and
     # D = log(1 + S) - log(1 + e^delta S) with S = 1 / P*(stop | empty) - 1.
     s = np.expm1(-log_stop)
@@ -60,3 +62,23 @@ def test_a_lower_stop_at_the_empty_graph_gives_the_closed_form_error_there_only(
     assert abs(d_local[empty] - (np.log1p(s) - logsumexp([0.0, delta + np.log(s)]))) < 1e-3
     others = np.arange(len(states)) != empty
     assert np.max(np.abs(d_local[others] - before[others])) < 1e-4
+
+
+def test_the_edge_choice_at_the_empty_graph_is_the_optimal_flows():
+    audit = _audit_module()
+    table, params, states, scores = _optimal_sampler()
+    x, model, _, _, _, _ = _setup(_oracle_module())
+    empty = int(np.flatnonzero(states.sum(axis=(1, 2)) == 0)[0])
+    _, _, _, (best_gain, p_best, p_negative) = audit.audit(table.apply, params, states, [scores])
+
+    lattice = exact_flows.dag_lattice(3)
+    log_marginal = log_marginal_likelihood_graphs(model, x, lattice.graphs)
+    log_flow, _ = exact_flows.optimal_flows(lattice, log_marginal - logsumexp(log_marginal))
+    root = int(exact_flows.index_of(lattice, np.zeros((1, 3, 3), np.uint8))[0])
+    children = lattice.children[root][lattice.children[root] >= 0]
+    gains = log_marginal[children] - log_marginal[root]
+    child_weight = log_flow[children] - np.log(lattice.num_edges[children])  # F*(G') P_B(G | G')
+    choice = np.exp(child_weight - logsumexp(child_weight))
+    assert abs(best_gain[empty] - gains.max()) < 1e-6 * abs(gains.max())
+    assert abs(p_best[empty] - choice[np.argmax(gains)]) < 1e-3
+    assert abs(p_negative[empty] - choice[gains < 0].sum()) < 1e-3
