@@ -8,9 +8,22 @@ os.environ.setdefault(
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 
+import importlib.util  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+def benchmark_module(name):
+    """benchmarks/<name>.py loaded as a module (benchmarks/ put on sys.path for its own imports)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -7,16 +7,13 @@ logits of that posterior's optimal policy (exact_flows.optimal_flows) must give 
 addition, and a wrong one must not.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from conftest import benchmark_module
 from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import exact_flows, policy
@@ -25,15 +22,9 @@ from jspgfn.gflownet.presets import get_preset
 from jspgfn.graphs import valid_actions_jax
 from jspgfn.models import get_graph_prior, get_model
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
-
 
 def _oracle_module():
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("marginal_reward_oracle", BENCHMARKS / "marginal_reward_oracle.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("marginal_reward_oracle")
 
 
 def _setup(module, d=3, n=20, seed=0):

@@ -1,23 +1,10 @@
 """benchmarks/reward_range.py against the independent per-node marginal likelihood of benchmarks/_exact_linear.py
 (a dense N x N Gaussian, no shared code with jspgfn.conjugate): the one-edge gains and the gain to given graphs."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 
+from conftest import benchmark_module
 from jspgfn.models import get_model
-
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
-
-
-def _module(name):
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_gains_match_the_dense_marginal_likelihood():
@@ -29,9 +16,9 @@ def test_the_gains_match_the_dense_marginal_likelihood():
     graphs[0, 0, 1] = graphs[0, 1, 2] = 1
     graphs[1, 0, 1] = graphs[1, 0, 2] = graphs[1, 1, 2] = 1
     model = get_model("lingauss", obs_var=0.05, prior_var=1.0)
-    variance, single, to_graphs = _module("reward_range").reward_range(model, x, graphs)
+    variance, single, to_graphs = benchmark_module("reward_range").reward_range(model, x, graphs)
 
-    node = _module("_exact_linear").node_log_marginal
+    node = benchmark_module("_exact_linear").node_log_marginal
     empty = [node(x, j, [], 0.05, 1.0) for j in range(3)]
     gains = [node(x, j, [i], 0.05, 1.0) - empty[j] for i in range(3) for j in range(3) if i != j]
     totals = [sum(node(x, j, np.flatnonzero(g[:, j]), 0.05, 1.0) for j in range(3)) - sum(empty) for g in graphs]

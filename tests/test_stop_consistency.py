@@ -4,28 +4,19 @@ balance conditions out of G. At d=3 every DAG is listed and the exact posterior'
 D, m and J vanish at every state there, a known change of one state's stop logit gives the closed-form D, and the
 edge choice at the empty graph is the optimal flows' (computed from exact_flows, not from the policy's logits)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import jax
 import numpy as np
 from scipy.special import logsumexp
 
+from conftest import benchmark_module
 from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.exact_dp import local_scores
 from jspgfn.gflownet import exact_flows
 from test_marginal_reward_oracle import _oracle_module, _setup
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
-
 
 def _audit_module():
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("stop_consistency", BENCHMARKS / "stop_consistency.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("stop_consistency")
 
 
 def _optimal_sampler():
