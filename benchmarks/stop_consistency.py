@@ -44,13 +44,13 @@ from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
 from jspgfn.gflownet import policy  # noqa: E402
-from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
+from jspgfn.gflownet.sample import policy_step, sample_graphs  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, load_run  # noqa: E402
 
 
 def visited_states(apply_fn, params, key, num, d):
     """Every non-terminal state of num trajectories of the sampler: uint8 [S, d, d] (forced stops excluded)."""
-    step = jax.jit(lambda p, adj, clo, done, k: _step(apply_fn, p, adj, clo, done, k))
+    step = jax.jit(lambda p, st, done, k: policy_step(apply_fn, p, st, done, k, None)[:2])
     state = envlib.reset(num, d)
     done = jnp.zeros((num,), bool)
     states = []
@@ -58,24 +58,10 @@ def visited_states(apply_fn, params, key, num, d):
         emask = envlib.edge_mask(state)
         live = np.asarray(~done & jnp.any(emask, axis=(1, 2)))
         states.append(np.asarray(state.adjacency)[live])
-        adj, clo, done = step(params, state.adjacency, state.closure, done, k)
-        state = envlib.EnvState(adj, clo)
+        state, done = step(params, state, done, k)
         if bool(jnp.all(done)):
             break
     return np.concatenate(states).astype(np.uint8)
-
-
-def _step(apply_fn, params, adjacency, closure, done, key):
-    state = envlib.EnvState(adjacency, closure)
-    out = apply_fn(params, adjacency)
-    logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], envlib.edge_mask(state))
-    actions = jax.random.categorical(key, jnp.where(envlib.action_mask(state), logp, -jnp.inf))
-    d = adjacency.shape[-1]
-    stop = done | (actions == d * d)
-    safe = jnp.where(actions == d * d, 0, actions)
-    added = envlib.add_edges(state, safe // d, safe % d)
-    keep = stop[:, None, None]
-    return jnp.where(keep, adjacency, added.adjacency), jnp.where(keep, closure, added.closure), stop
 
 
 def log_policy(apply_fn, params, graphs, chunk=4096):
