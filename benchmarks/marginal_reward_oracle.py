@@ -20,6 +20,8 @@ the network has to learn only the rest of log P(stop | G).
 --child-gradient BETA, --inflow-cut, --centred-semi-gradient change only the gradient that reaches the child's
 log P(stop | G') in the residual of G -> G' (MarginalRewardTrainer.child_stop); --score-gain builds the policy's
 logits on each edge's exact score gain (_ScoreGainLogits). Lab notes, ninth session.
+--flow-heuristic W builds them on a heuristic log-flow, the relaxed best completion of each graph
+(benchmarks/flow_heuristic.py). Lab notes, nineteenth session.
 --forced-stop-squared (no Huber cap on the transitions into a forced stop) and --temper-until SHARE (the
 likelihood's power rising from 0 to 1): lab notes, twelfth session.
 
@@ -42,6 +44,7 @@ import optax
 sys.path.insert(0, str(Path(__file__).parent))
 import accuracy_exact_edges  # noqa: E402
 import flow_diagnosis  # noqa: E402
+from flow_heuristic import HeuristicLogits, best_superset_table  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
@@ -281,6 +284,17 @@ class ScoreGainTrainer(MarginalRewardTrainer):
         return _ScoreGainLogits(super().network, self.local_table, self.cfg.max_parents)
 
 
+class FlowHeuristicTrainer(MarginalRewardTrainer):
+    """The oracle with the policy built on the heuristic log-flow Phi_w (flow_heuristic.HeuristicLogits)."""
+
+    weight = 1.0  # --flow-heuristic W
+
+    @functools.cached_property
+    def network(self):
+        local = self.local_table
+        return HeuristicLogits(super().network, local, best_superset_table(local), self.weight, self.cfg.max_parents)
+
+
 class WithStopOffset(MarginalRewardTrainer, OracleTrainer):
     """Both oracles: the exact marginal reward, and the exact score added to the stop logit."""
 
@@ -303,6 +317,13 @@ def main():
     parser.add_argument("--tabular", action="store_true", help="with --d5: a table of logits per DAG, no network")
     parser.add_argument(
         "--score-gain", action="store_true", help="the policy's logits built on each edge's exact score gain"
+    )
+    parser.add_argument(
+        "--flow-heuristic",
+        type=float,
+        default=None,
+        metavar="W",
+        help="the policy's logits built on the heuristic log-flow log R(G) + W h(G) (benchmarks/flow_heuristic.py)",
     )
     parser.add_argument(
         "--inflow-cut",
@@ -359,6 +380,13 @@ def main():
             parser.error("--score-gain takes neither --tabular nor --stop-offset")
         note += "; logits on the exact score gain"
         (flow_diagnosis.main if args.d5 else accuracy_exact_edges.main)(ScoreGainTrainer, rest, note=note)
+        return
+    if args.flow_heuristic is not None:
+        if args.tabular or args.stop_offset > 0 or args.score_gain:
+            parser.error("--flow-heuristic takes neither --tabular, --stop-offset nor --score-gain")
+        FlowHeuristicTrainer.weight = args.flow_heuristic
+        note += f"; logits on the heuristic log-flow, w={args.flow_heuristic}"
+        (flow_diagnosis.main if args.d5 else accuracy_exact_edges.main)(FlowHeuristicTrainer, rest, note=note)
         return
     if args.d5:
         trainer_class = TabularTrainer if args.tabular else MarginalRewardTrainer

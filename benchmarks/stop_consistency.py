@@ -26,7 +26,9 @@ probability it gives that edge when it goes on, P(gain<0) the probability of an 
 
   .venv/bin/python benchmarks/stop_consistency.py RUN_FOLDER DATA_FOLDER [--num 200] [--seed 0] [--exact EXACT.npz]
 
---exact also prints the edge RMSE, Pearson r and mean edges of 1,000 samples against `jspgfn exact`'s marginals.
+--exact also prints the edge RMSE, Pearson r and mean edges of 1,000 samples against `jspgfn exact`'s marginals,
+and (where the dataset has graph.csv) their edges per sample on the true graph's edges, on their reversals and
+elsewhere, beside the exact posterior's.
 """
 
 import argparse
@@ -123,6 +125,15 @@ def audit(apply_fn, params, states, score_tables):
     return counts, log_stop, results, choice
 
 
+def edge_classes(edge_frequency, graph):
+    """Expected edges per sample on the true graph's edges, on their reversals and elsewhere: edge_frequency float
+    [d, d] (marginals or sample means), graph 0/1 [d, d] -> (true, reversed, other) floats."""
+    true = np.asarray(graph, bool)
+    reverse = true.T & ~true
+    other = ~true & ~reverse & ~np.eye(len(true), dtype=bool)
+    return tuple(float(edge_frequency[mask].sum()) for mask in (true, reverse, other))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", help="a JSP-GFN run folder (jspgfn train --out), linear Gaussian")
@@ -133,7 +144,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     enable_compilation_cache()
     trainer, state, info, config = load_run(args.run)
-    x = load_dataset(args.data).train
+    dataset = load_dataset(args.data)
+    x = dataset.train
     model = trainer.model
     exact = local_scores(model, x)
     floor = exact - mean_field_gaps(model, x)[None, :]
@@ -153,9 +165,19 @@ def main(argv=None):
     print(f"# all states: D_exact {d_ex.mean():.3f}, D_floor {d_fl.mean():.3f}, J {j_fl.mean():.3f}")
     if args.exact is not None:
         graphs = sample_graphs(apply_fn, state.params, jax.random.PRNGKey(args.seed + 1), 1000, d)
-        rmse, pearson = compare(graphs.mean(axis=0), np.load(args.exact)["edge"])
+        exact_edge = np.load(args.exact)["edge"]
+        rmse, pearson = compare(graphs.mean(axis=0), exact_edge)
         edges = graphs.sum(axis=(1, 2)).mean()
         print(f"# 1,000 samples: edge RMSE {rmse:.3f}, Pearson {pearson:.3f}, edges {edges:.1f}")
+        if dataset.graph is not None:
+            ours = edge_classes(graphs.mean(axis=0), dataset.graph)
+            truth = edge_classes(exact_edge, dataset.graph)
+            print(
+                "# edges per sample on the true graph's edges / their reversals / elsewhere: "
+                + " / ".join(f"{a:.1f}" for a in ours)
+                + "; exact posterior "
+                + " / ".join(f"{a:.1f}" for a in truth)
+            )
 
 
 if __name__ == "__main__":

@@ -73,3 +73,11 @@ def test_the_edge_choice_at_the_empty_graph_is_the_optimal_flows():
     assert abs(best_gain[empty] - gains.max()) < 1e-6 * abs(gains.max())
     assert abs(p_best[empty] - choice[np.argmax(gains)]) < 1e-3
     assert abs(p_negative[empty] - choice[gains < 0].sum()) < 1e-3
+
+
+def test_edge_classes_split_the_edges_by_the_true_graph():
+    audit = _audit_module()
+    graph = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])  # 0 -> 1 -> 2
+    frequency = np.array([[0.0, 0.9, 0.2], [0.1, 0.0, 0.5], [0.3, 0.4, 0.0]])
+    true, reversed_, other = audit.edge_classes(frequency, graph)
+    assert np.allclose([true, reversed_, other], [0.9 + 0.5, 0.1 + 0.4, 0.2 + 0.3])

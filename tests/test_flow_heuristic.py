@@ -1,0 +1,109 @@
+"""benchmarks/flow_heuristic.py: the relaxed best completion against brute force over every DAG on 4 nodes.
+
+The heuristic log-flow Phi_w(G) = log R(G) + w h(G) must be (1) built on the true best parent set within each
+candidate set, (2) with w = 1 an upper bound of log R over every DAG containing G, (3) changed from G to each child
+exactly as the child's own Phi_w says (the incremental gathers for all d^2 children at once), and (4) the policy
+over it must put log P(G + e | G) - log P(stop | G) = Phi_w(G + e) - Phi_w(G) + log P_B + w h(G) when the
+network's own logits are zero.
+"""
+
+import itertools
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from conftest import benchmark_module
+from jspgfn.exact_dp import local_scores
+from jspgfn.gflownet import env as envlib
+from jspgfn.gflownet import exact_flows, policy
+from jspgfn.graphs import valid_actions_jax
+from jspgfn.models import get_model
+
+D = 4
+
+
+@pytest.fixture(scope="module")
+def setup():
+    module = benchmark_module("flow_heuristic")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30, D))
+    x[:, 1] += 0.9 * x[:, 0]
+    x[:, 2] += 0.7 * x[:, 1] - 0.5 * x[:, 3]
+    local = local_scores(get_model("lingauss", obs_var=0.3), x)
+    local = np.where(np.isfinite(local), local, -1e6)
+    lattice = exact_flows.dag_lattice(D)
+    return module, local, module.best_superset_table(local), lattice
+
+
+def _phi(module, local, best, graphs, weight):
+    """Phi_w of each graph [M] from its own h and score (float64 numpy)."""
+    adjacency = jnp.asarray(graphs)
+    h, _ = module.heuristic_terms(local, best, adjacency, envlib.closure_of(adjacency), weight)
+    codes = np.asarray(module.parent_codes(adjacency))
+    score = local[np.arange(D)[None, :], codes].sum(-1)
+    return score + weight * np.asarray(h, np.float64)
+
+
+def test_best_superset_table_is_the_max_between_the_parents_and_the_candidates(setup):
+    module, local, best, _ = setup
+    for j, candidates in itertools.product(range(D), range(1 << D)):
+        for parents in (p for p in range(1 << D) if p & ~candidates == 0):
+            t = sum(3**k * (((candidates >> k) & 1) + ((parents >> k) & 1)) for k in range(D))
+            between = [s for s in range(1 << D) if s & ~candidates == 0 and parents & ~s == 0]
+            assert best[j, t] == pytest.approx(max(local[j, s] for s in between))
+
+
+def test_phi_one_bounds_every_superset_and_is_the_score_where_no_edge_can_be_added(setup):
+    module, local, best, lattice = setup
+    graphs = lattice.graphs
+    phi = _phi(module, local, best, graphs, 1.0)
+    codes = np.asarray(module.parent_codes(jnp.asarray(graphs)))
+    score = local[np.arange(D)[None, :], codes].sum(-1)
+    flat = graphs.reshape(len(graphs), -1).astype(bool)
+    for m in range(len(graphs)):
+        supersets = np.all(flat[:, flat[m]], axis=1)
+        assert phi[m] >= score[supersets].max() - 1e-3
+    maximal = np.all(lattice.children < 0, axis=1)
+    assert maximal.sum() == 24  # the complete DAGs of the 4! orders
+    np.testing.assert_allclose(phi[maximal], score[maximal], atol=1e-3)
+    assert np.any(phi - score > 1.0)  # not log R itself elsewhere
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.5])
+def test_the_change_to_each_child_is_the_childs_own_phi(setup, weight):
+    module, local, best, lattice = setup
+    phi = _phi(module, local, best, lattice.graphs, weight)
+    adjacency = jnp.asarray(lattice.graphs)
+    _, delta = module.heuristic_terms(local, best, adjacency, envlib.closure_of(adjacency), weight)
+    delta = np.asarray(delta).reshape(len(lattice.graphs), -1)
+    parents, actions = np.nonzero(lattice.children >= 0)
+    expected = phi[lattice.children[parents, actions]] - phi[parents]
+    assert len(parents) > 1000
+    np.testing.assert_allclose(delta[parents, actions], expected, atol=2e-3)
+
+
+def test_the_policy_is_the_heuristic_flow_where_the_network_is_zero(setup):
+    module, local, best, lattice = setup
+    weight = 0.7
+    net = module.HeuristicLogits(module.ZeroNetwork(), local.astype(np.float32), best.astype(np.float32), weight, None)
+    adjacency = jnp.asarray(lattice.graphs)
+    out = net.apply({}, adjacency)
+    closure = envlib.closure_of(adjacency)
+    emask = valid_actions_jax(adjacency, closure, None)
+    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
+    h, delta = module.heuristic_terms(local, best, adjacency, closure, weight)
+    children_edges = np.asarray(adjacency.sum((1, 2)))[:, None, None] + 1.0
+    expected = np.asarray(delta) - np.log(children_edges) + weight * np.asarray(h)[:, None, None]
+    has_edges = np.asarray(jnp.any(emask, axis=(1, 2)))
+    got = np.asarray(log_edges - log_stop[:, None, None])
+    mask = np.asarray(emask) & has_edges[:, None, None]
+    np.testing.assert_allclose(got[mask], expected[mask], rtol=1e-4, atol=2e-2)
+    every_action = np.concatenate(
+        [
+            np.where(np.asarray(emask), np.asarray(log_edges), -np.inf).reshape(len(mask), -1),
+            np.asarray(log_stop)[:, None],
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(np.logaddexp.reduce(every_action, axis=1), 0.0, atol=1e-3)  # a distribution
