@@ -100,13 +100,16 @@ class HeuristicLogits:
     """The library's network with its logits offset by the heuristic log-flow (module docstring).
 
     init(key, adjacency), apply(params, adjacency, edge_rows) as the library's network; the stop logit is returned
-    in its sigmoid/softmax layout (stop against the log-sum of the valid edges' logits)."""
+    in its sigmoid/softmax layout (stop against the log-sum of the valid edges' logits). stop_only: the edge logits
+    are the network's own and only the stop logit is offset, by -w h(G) (in the sigmoid layout: P(stop | G) =
+    sigmoid(v(G) - w h(G))), so the network learns the edges' flows itself and the stop only log F - Phi_w."""
 
     base: object
     local: np.ndarray  # float32 [d, 2^d]
-    best: np.ndarray  # float32 [d, 2^d]
+    best: np.ndarray  # float32 [d, 3^d]
     weight: float
     max_parents: int | None
+    stop_only: bool = False
 
     def init(self, *args, **kwargs):
         return self.base.init(*args, **kwargs)
@@ -116,13 +119,16 @@ class HeuristicLogits:
         b = adjacency.shape[0]
         closure = envlib.closure_of(adjacency)
         h, delta_phi = heuristic_terms(self.local, self.best, adjacency, closure, self.weight)
+        rows = b if edge_rows is None else edge_rows
+        if self.stop_only:
+            stop_logit = out["stop_logit"] - jax.lax.stop_gradient(self.weight * h)
+            return {**out, "stop_logit": stop_logit, "edge_logits": out["edge_logits"][:rows]}
         log_pb = uniform_log_pb(jnp.sum(adjacency.astype(jnp.float32), axis=(1, 2)) + 1.0)  # G' has one more edge
         logits = jax.lax.stop_gradient(delta_phi + log_pb[:, None, None]) + out["edge_logits"]
         emask = valid_actions_jax(adjacency, closure, self.max_parents)
         lse = jax.nn.logsumexp(jnp.where(emask, logits, -1e9), axis=(1, 2))
         stop = jax.lax.stop_gradient(-self.weight * h) + out["stop_logit"]
         stop_logit = jnp.where(jnp.any(emask, axis=(1, 2)), stop - lse, 1e9)
-        rows = b if edge_rows is None else edge_rows
         return {**out, "stop_logit": stop_logit, "edge_logits": logits[:rows]}
 
 
@@ -159,6 +165,7 @@ def main():
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("pairs", nargs="+", metavar="DATA=EXACT")
     parser.add_argument("--weight", type=float, default=1.0, help="w in Phi_w")
+    parser.add_argument("--stop-only", action="store_true", help="only the stop logit offset (HeuristicLogits)")
     parser.add_argument("--num-samples", type=int, default=1000)
     args = parser.parse_args()
     cfg = get_preset("quick")
@@ -172,7 +179,9 @@ def main():
             cfg, get_model(likelihood), get_graph_prior(cfg.graph_prior, d), family, ds.train.astype(np.float32)
         )
         local = trainer.local_table
-        net = HeuristicLogits(ZeroNetwork(), local, best_superset_table(local), args.weight, cfg.max_parents)
+        net = HeuristicLogits(
+            ZeroNetwork(), local, best_superset_table(local), args.weight, cfg.max_parents, args.stop_only
+        )
         graphs = sample_graphs(net.apply, {}, jax.random.PRNGKey(0), args.num_samples, d, cfg.max_parents)
         exact = load_exact(exact_path)
         rmse, r = compare(graphs.mean(0), exact.edge)

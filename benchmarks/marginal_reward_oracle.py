@@ -288,11 +288,14 @@ class FlowHeuristicTrainer(MarginalRewardTrainer):
     """The oracle with the policy built on the heuristic log-flow Phi_w (flow_heuristic.HeuristicLogits)."""
 
     weight = 1.0  # --flow-heuristic W
+    stop_only = False  # --heuristic-stop-only
 
     @functools.cached_property
     def network(self):
         local = self.local_table
-        return HeuristicLogits(super().network, local, best_superset_table(local), self.weight, self.cfg.max_parents)
+        return HeuristicLogits(
+            super().network, local, best_superset_table(local), self.weight, self.cfg.max_parents, self.stop_only
+        )
 
 
 class WithStopOffset(MarginalRewardTrainer, OracleTrainer):
@@ -324,6 +327,11 @@ def main():
         default=None,
         metavar="W",
         help="the policy's logits built on the heuristic log-flow log R(G) + W h(G) (benchmarks/flow_heuristic.py)",
+    )
+    parser.add_argument(
+        "--heuristic-stop-only",
+        action="store_true",
+        help="with --flow-heuristic: only the stop logit is offset (by -W h(G)); the edge logits are the network's",
     )
     parser.add_argument(
         "--inflow-cut",
@@ -385,7 +393,9 @@ def main():
         if args.tabular or args.stop_offset > 0 or args.score_gain:
             parser.error("--flow-heuristic takes neither --tabular, --stop-offset nor --score-gain")
         FlowHeuristicTrainer.weight = args.flow_heuristic
+        FlowHeuristicTrainer.stop_only = args.heuristic_stop_only
         note += f"; logits on the heuristic log-flow, w={args.flow_heuristic}"
+        note += ", stop only" if args.heuristic_stop_only else ""
         (flow_diagnosis.main if args.d5 else accuracy_exact_edges.main)(FlowHeuristicTrainer, rest, note=note)
         return
     if args.d5:

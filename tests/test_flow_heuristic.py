@@ -107,3 +107,33 @@ def test_the_policy_is_the_heuristic_flow_where_the_network_is_zero(setup):
         axis=1,
     )
     np.testing.assert_allclose(np.logaddexp.reduce(every_action, axis=1), 0.0, atol=1e-3)  # a distribution
+
+
+def test_stop_only_offsets_the_stop_by_minus_w_h_and_leaves_the_edges_uniform(setup):
+    module, local, best, lattice = setup
+    weight = 0.7
+    net = module.HeuristicLogits(
+        module.ZeroNetwork(), local.astype(np.float32), best.astype(np.float32), weight, None, stop_only=True
+    )
+    adjacency = jnp.asarray(lattice.graphs)
+    closure = envlib.closure_of(adjacency)
+    emask = valid_actions_jax(adjacency, closure, None)
+    out = net.apply({}, adjacency)
+    log_stop, log_edges = policy.log_policy_edges(out["stop_logit"], out["edge_logits"], emask)
+    h, _ = module.heuristic_terms(local, best, adjacency, closure, weight)
+    free = np.asarray(jnp.any(emask, axis=(1, 2)))
+    expected = -np.logaddexp(0.0, weight * np.asarray(h, np.float64))  # log sigmoid(-w h)
+    np.testing.assert_allclose(np.asarray(log_stop)[free], expected[free], rtol=1e-4, atol=1e-4)
+    continue_ = np.log1p(-np.exp(expected[free]))
+    uniform = continue_ - np.log(np.asarray(emask).sum((1, 2))[free])
+    got = np.where(np.asarray(emask)[free], np.asarray(log_edges)[free], np.nan)
+    np.testing.assert_allclose(np.nanmax(got, axis=(1, 2)), uniform, atol=1e-3)
+    np.testing.assert_allclose(np.nanmin(got, axis=(1, 2)), uniform, atol=1e-3)
+
+
+@pytest.mark.parametrize("stop_only", [False, True])
+def test_edge_rows_limits_the_edge_logits_only(setup, stop_only):
+    module, local, best, lattice = setup
+    net = module.HeuristicLogits(module.ZeroNetwork(), local, best, 1.0, None, stop_only=stop_only)
+    out = net.apply({}, jnp.asarray(lattice.graphs[:10]), edge_rows=4)
+    assert out["stop_logit"].shape == (10,) and out["edge_logits"].shape == (4, D, D)
