@@ -44,7 +44,7 @@ import optax
 sys.path.insert(0, str(Path(__file__).parent))
 import accuracy_exact_edges  # noqa: E402
 import flow_diagnosis  # noqa: E402
-from flow_heuristic import HeuristicLogits, best_superset_table  # noqa: E402
+from flow_heuristic import HeuristicLogits, best_superset_table, parent_codes  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
@@ -61,13 +61,6 @@ from jspgfn.gflownet.trajectories import states_along  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
 from stop_offset_oracle import OracleTrainer  # noqa: E402
-
-
-def parent_codes(graphs):
-    """The parent set of each node as a code (bit i: i -> j): graphs [B, d, d] -> int32 [B, d] (the local-score
-    table's column, exact_dp.local_scores)."""
-    d = graphs.shape[-1]
-    return jnp.sum(graphs.astype(jnp.int32) << jnp.arange(d, dtype=jnp.int32)[None, :, None], axis=1)
 
 
 class MarginalRewardTrainer(Trainer):
