@@ -575,3 +575,38 @@ def test_network_and_loss_configs_take_every_training_option():
     assert (net.logit_scale, net.theta_layers, net.family) == (3.0, 1, "full")
     assert (loss.huber_delta, loss.theta_elbo, loss.noise_pool) == (7.0, 0.5, 0)
     assert loss.num_theta_samples == cfg.num_theta_samples and net.embed_dim == cfg.embed_dim
+
+
+def test_stop_node_sum_adds_a_head_summed_over_the_nodes():
+    """stop_node_sum (beyond the paper) adds sum_j MLP(x_j) to the stop logit, before logit_scale: with the rest of
+    the parameters those of the plain network, the difference is that sum, computed here from the node states
+    (hk.experimental intermediates would tie the test to haiku internals, so the head is re-applied by hand)."""
+    from jspgfn.gflownet.presets import get_preset
+
+    d = 4
+    model = get_model("lingauss-diag")
+    graphs = jnp.asarray(_graphs(d))
+    plain = make_network(NetConfig(**SMALL, logit_scale=2.0), model.theta_shape(d)[-1])
+    summed = make_network(NetConfig(**SMALL, logit_scale=2.0, stop_node_sum=True), model.theta_shape(d)[-1])
+    params = summed.init(jax.random.PRNGKey(0), jnp.zeros((1, d, d), jnp.uint8))
+    head = {k: v for k, v in params.items() if k.startswith("policy/stop_node_mlp")}
+    assert len(head) == 2
+    shared = {k: v for k, v in params.items() if k not in head}
+    base = plain.apply(shared, graphs)
+    out = summed.apply(params, graphs)
+    np.testing.assert_array_equal(out["edge_logits"], base["edge_logits"])
+    difference = np.asarray(out["stop_logit"] - base["stop_logit"]) / 2.0
+    assert np.std(difference) > 1e-3  # the head depends on the graph
+
+    # The same head with its output layer zeroed adds nothing; doubling that layer doubles the difference.
+    last = sorted(head)[-1]
+    zero = {**params, last: jax.tree_util.tree_map(jnp.zeros_like, params[last])}
+    np.testing.assert_allclose(summed.apply(zero, graphs)["stop_logit"], base["stop_logit"], rtol=1e-6, atol=1e-5)
+    double = {**params, last: jax.tree_util.tree_map(lambda v: 2 * v, params[last])}
+    np.testing.assert_allclose(
+        np.asarray(summed.apply(double, graphs)["stop_logit"] - base["stop_logit"]) / 2.0,
+        2 * difference,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    assert get_preset("smoke", stop_node_sum=True).stop_node_sum is True

@@ -41,6 +41,9 @@ class NetConfig:
     stop_bias: float = 0.0  # added to the stop logit (before logit_scale): where P(stop | G) starts, beyond the paper
     # > 0: a learned level per edge count, times this, added to the stop logit (before logit_scale); beyond the paper
     stop_count_scale: float = 0.0
+    # the stop logit also sums an MLP [H, 1] of each node's state over the nodes (before logit_scale): a stop that
+    # decomposes over the nodes as -log P(stop | G) ~ the gain each node can still make does; beyond the paper
+    stop_node_sum: bool = False
 
 
 def _mlp(sizes, name, activate_final=False):
@@ -144,6 +147,8 @@ class PolicyNet(hk.Module):
             levels = hk.get_parameter("stop_by_edge_count", [d * (d - 1) // 2 + 1], init=jnp.zeros)
             counts = jnp.sum(adjacency, axis=(1, 2), dtype=jnp.int32)
             stop_logit = stop_logit + cfg.stop_count_scale * levels[counts]
+        if cfg.stop_node_sum:
+            stop_logit = stop_logit + jnp.sum(_mlp([cfg.mlp_hidden, 1], "stop_node_mlp")(x)[..., 0], axis=-1)
         stop_logit = cfg.logit_scale * stop_logit
         edge_logits = (jnp.einsum("bie,bje->bij", u, x[: u.shape[0]]) + u_self[:, :, None]) / jnp.sqrt(e)
         edge_logits = cfg.logit_scale * edge_logits

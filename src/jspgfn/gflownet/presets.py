@@ -71,6 +71,7 @@ class TrainConfig:
     logit_scale: float = 1.0  # multiplies the stop and edge logits (the released code uses N, the data size)
     stop_bias: float = 0.0  # on the stop logit: P(stop) starts near sigmoid(logit_scale * stop_bias); beyond the paper
     stop_count_scale: float = 0.0  # > 0: a learned stop level per edge count, times this; beyond the paper
+    stop_node_sum: bool = False  # the stop logit also sums a head over the nodes' states; beyond the paper
     # model
     graph_prior: str = "uniform"
 
