@@ -21,6 +21,12 @@ u and v the network's edge and stop logits. Were Phi_w = log F, u = v = 0 would 
 network learns only log F - Phi_w. Adding i -> j makes the descendants of j (and j) descendants of every
 ancestor of i (and of i), so Phi_1 falls by the gains those ancestors could have had from them: what the edge
 blocks. An oracle, like marginal_reward_oracle.py: it uses the closed-form local scores JSP-GFN exists to avoid.
+
+  .venv/bin/python benchmarks/flow_heuristic.py DATA=EXACT ... [--weight W] [--stop-only]
+
+samples the heuristic policy alone (the network's logits at zero) against `jspgfn exact`'s marginals;
+`marginal_reward_oracle.py DATA=EXACT --flow-heuristic W [--heuristic-stop-only]` trains the network on top of it.
+Lab notes, nineteenth session.
 """
 
 import dataclasses
@@ -147,6 +153,7 @@ class ZeroNetwork:
 
 def main():
     """Sample the heuristic policy alone (the network's logits at 0) and compare it with the exact posterior."""
+    # Imported here: marginal_reward_oracle imports this module for its --flow-heuristic.
     import argparse
     import sys
     from pathlib import Path
