@@ -20,6 +20,7 @@ from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.dataset import load_dataset
 from jspgfn.gflownet import exact_flows
 from jspgfn.models import get_model
+from stop_consistency import edge_class_masks
 
 
 def edge_log_probs_at_empty(lattice, log_posterior):
@@ -43,12 +44,10 @@ def main():
         lattice = exact_flows.dag_lattice(d)
         model = get_model("lingauss", obs_var=float(ds.meta["obs_var"]))
         log_marginal = log_marginal_likelihood_graphs(model, ds.train, lattice.graphs)
-        log_p = edge_log_probs_at_empty(lattice, log_marginal - logsumexp(log_marginal))
-        true = ds.graph.reshape(-1).astype(bool)
-        reverse = ds.graph.T.reshape(-1).astype(bool)
-        other = ~true & ~reverse & ~np.eye(d, dtype=bool).reshape(-1)
+        log_p = edge_log_probs_at_empty(lattice, log_marginal - logsumexp(log_marginal)).reshape(d, d)
         print(f"{path}: log P*(add edge | empty graph)")
-        for name, mask in [("true edges", true), ("their reversals", reverse), ("other edges", other)]:
+        names = ("true edges", "their reversals", "other edges")
+        for name, mask in zip(names, edge_class_masks(ds.graph)):
             values = np.sort(log_p[mask])[::-1]
             print(f"  {name:16s} mean {values.mean():8.1f}  [{' '.join(f'{v:.1f}' for v in values)}]")
 

@@ -125,13 +125,18 @@ def audit(apply_fn, params, states, score_tables):
     return counts, log_stop, results, choice
 
 
+def edge_class_masks(graph):
+    """The true graph's edges, their reversals and the other off-diagonal pairs: graph 0/1 [d, d] -> three bool
+    [d, d] masks."""
+    true = np.asarray(graph, bool)
+    reverse = true.T & ~true
+    return true, reverse, ~true & ~reverse & ~np.eye(len(true), dtype=bool)
+
+
 def edge_classes(edge_frequency, graph):
     """Expected edges per sample on the true graph's edges, on their reversals and elsewhere: edge_frequency float
     [d, d] (marginals or sample means), graph 0/1 [d, d] -> (true, reversed, other) floats."""
-    true = np.asarray(graph, bool)
-    reverse = true.T & ~true
-    other = ~true & ~reverse & ~np.eye(len(true), dtype=bool)
-    return tuple(float(edge_frequency[mask].sum()) for mask in (true, reverse, other))
+    return tuple(float(edge_frequency[mask].sum()) for mask in edge_class_masks(graph))
 
 
 def main(argv=None):

@@ -579,8 +579,8 @@ def test_network_and_loss_configs_take_every_training_option():
 
 def test_stop_node_sum_adds_a_head_summed_over_the_nodes():
     """stop_node_sum (beyond the paper) adds sum_j MLP(x_j) to the stop logit, before logit_scale: with the rest of
-    the parameters those of the plain network, the difference is that sum, computed here from the node states
-    (hk.experimental intermediates would tie the test to haiku internals, so the head is re-applied by hand)."""
+    the parameters those of the plain network, the edge logits are the same, the stop logits differ by a term that
+    vanishes when the head's output layer is zeroed and doubles when that layer is doubled (a linear output)."""
     from jspgfn.gflownet.presets import get_preset
 
     d = 4
