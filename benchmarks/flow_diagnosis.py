@@ -12,10 +12,12 @@ Columns: edge RMSE of P_T / P_q against exact, and of P_T against P_q; total var
 the mass of complete DAGs (10 edges) under P_T, P_q and exact; mean edges; the flow-weighted mean
 |log P(stop | G) - log P*(stop | G)| under the exact optimal policy for the exact target (stop err);
 the share of replay transitions that start from a graph with >= 7 edges (replay dense) against the
-share of the optimal flow through such graphs (F* dense).
+share of the optimal flow through such graphs (F* dense). --classes: the expected edges per graph of P_T and
+of exact on the true graph's edges, their reversals and elsewhere (which kind of edge a leak adds).
 
   .venv/bin/python benchmarks/flow_diagnosis.py --seeds 0 1 --eval-at 1000 3000 6000
   .venv/bin/python benchmarks/flow_diagnosis.py --seeds 0 --set exploration_end=0.5 --levels
+  .venv/bin/python benchmarks/flow_diagnosis.py --seeds 0 1 2 3 4 --eval-at 6000 --classes
 """
 
 import argparse
@@ -40,6 +42,7 @@ from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
+from stop_consistency import edge_classes  # noqa: E402
 
 _LOG_2PI = float(np.log(2 * np.pi))
 
@@ -90,12 +93,14 @@ def normalise(log_w):
     return log_w - np.logaddexp.reduce(log_w)
 
 
+def edge_marginals(lattice, log_p):
+    """P(i -> j) under the distribution log_p float [M] over lattice.graphs: float [d, d]."""
+    return np.einsum("m,mij->ij", np.exp(log_p), lattice.graphs)
+
+
 def edge_rmse(lattice, log_p, log_q):
-    d = lattice.graphs.shape[-1]
-    off = ~np.eye(d, dtype=bool)
-    a = np.einsum("m,mij->ij", np.exp(log_p), lattice.graphs)[off]
-    b = np.einsum("m,mij->ij", np.exp(log_q), lattice.graphs)[off]
-    return float(np.sqrt(np.mean((a - b) ** 2)))
+    off = ~np.eye(lattice.graphs.shape[-1], dtype=bool)
+    return float(np.sqrt(np.mean((edge_marginals(lattice, log_p)[off] - edge_marginals(lattice, log_q)[off]) ** 2)))
 
 
 def d5_problem(seed, model, prior, lattice, graph="er1"):
@@ -115,7 +120,10 @@ def d5_problem(seed, model, prior, lattice, graph="er1"):
     return ds, log_exact
 
 
-def diagnose(trainer, state, lattice, log_exact, x, levels=False):
+def diagnose(trainer, state, lattice, log_exact, x, levels=False, true_graph=None):
+    """The row of the table (and, with levels, the lines by edge count); with true_graph (0/1 [d, d]) also the
+    expected edges per graph of P_T and of the exact posterior on the true graph's edges, their reversals and
+    elsewhere (stop_consistency.edge_classes)."""
     d = lattice.graphs.shape[-1]
     scorer = TrajectoryScorer(trainer.network.apply, state.params, d, trainer.cfg.max_parents)
     log_edges, log_stop = scorer.log_edges(lattice.graphs)
@@ -148,6 +156,9 @@ def diagnose(trainer, state, lattice, log_exact, x, levels=False):
         "fopt_dense": float(flow_w[dense].sum() / flow_w.sum()),
         "log_stop": log_stop,  # float64 [M]: the sampler's log P(stop | G) of every DAG
     }
+    if true_graph is not None:
+        row["classes_pt"] = edge_classes(edge_marginals(lattice, log_pt), true_graph)
+        row["classes_exact"] = edge_classes(edge_marginals(lattice, log_exact), true_graph)
     if levels:
         kmax = d * (d - 1) // 2
         for name, log_p in (("P_T", log_pt), ("P_q", log_q), ("exact", log_exact)):
@@ -198,6 +209,11 @@ def main(trainer_class=Trainer, argv=None, note=""):
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--eval-at", type=int, nargs="+", default=None, help="iterations to diagnose at")
     parser.add_argument("--levels", action="store_true", help="also print mass and flow per edge count")
+    parser.add_argument(
+        "--classes",
+        action="store_true",
+        help="also print the expected edges of P_T and exact on the true graph's edges / reversals / elsewhere",
+    )
     args = parser.parse_args(argv)
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -226,7 +242,7 @@ def main(trainer_class=Trainer, argv=None, note=""):
         for target in eval_at:
             state, done, seconds = train_to(trainer, state, done, min(target, cfg.num_iterations))
             elapsed += seconds
-            r = diagnose(trainer, state, lattice, log_exact, ds.train, args.levels)
+            r = diagnose(trainer, state, lattice, log_exact, ds.train, args.levels, ds.graph if args.classes else None)
             print(
                 f"{seed:4d} {done:6d} {elapsed:8.0f} {r['rmse_pt']:8.3f} {r['rmse_q']:7.3f} {r['rmse_pt_q']:6.3f} "
                 f"{r['rmse_mf']:7.3f} "
@@ -235,6 +251,15 @@ def main(trainer_class=Trainer, argv=None, note=""):
                 f"{r['replay_dense']:12.3f} {r['fopt_dense']:8.3f}",
                 flush=True,
             )
+            if args.classes:
+                pt, ex = r["classes_pt"], r["classes_exact"]
+                print(
+                    "    edges true / reversed / other: P_T "
+                    + " / ".join(f"{v:.2f}" for v in pt)
+                    + ", exact "
+                    + " / ".join(f"{v:.2f}" for v in ex),
+                    flush=True,
+                )
         final.append(r)
     for key in ("rmse_pt", "rmse_q", "rmse_mf", "tv", "complete_pt", "complete_exact"):
         values = np.array([r[key] for r in final])

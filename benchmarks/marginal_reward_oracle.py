@@ -24,6 +24,8 @@ logits on each edge's exact score gain (_ScoreGainLogits). Lab notes, ninth sess
 (benchmarks/flow_heuristic.py). Lab notes, nineteenth session.
 --forced-stop-squared (no Huber cap on the transitions into a forced stop) and --temper-until SHARE (the
 likelihood's power rising from 0 to 1): lab notes, twelfth session.
+--sibling W adds a term on the difference of two siblings' residuals (G -> G + e replayed, G -> G + e' drawn
+uniformly): lab notes, twentieth session.
 
 The options that act on theta (num_theta_samples, shared_theta_noise, noise_pool, penalty, theta_elbo) have no
 effect here; stop_target_tau / stop_target_after, replay_priority and trajectory_balance (SubTB(lambda) over whole
@@ -63,6 +65,14 @@ from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
 from stop_offset_oracle import OracleTrainer  # noqa: E402
 
 
+def sibling_actions(graphs, key, max_parents):
+    """One edge action per graph (uint8 [B, d, d], each with a valid edge), uniform over its valid edges:
+    int32 [B] (i * d + j), the sibling G + e' of the replayed child G + e (e' = e is allowed)."""
+    b, d, _ = graphs.shape
+    valid = valid_actions_jax(graphs, envlib.closure_of(graphs), max_parents).reshape(b, d * d)
+    return jax.random.categorical(key, jnp.where(valid, 0.0, -jnp.inf)).astype(jnp.int32)
+
+
 class MarginalRewardTrainer(Trainer):
     """The library's Trainer with the residual of DAG-GFlowNet's modified detailed balance on the exact score."""
 
@@ -71,6 +81,7 @@ class MarginalRewardTrainer(Trainer):
     centred_semi_gradient = False  # --centred-semi-gradient
     forced_stop_squared = False  # --forced-stop-squared
     temper_until = 0.0  # --temper-until: the likelihood's power rises from 0 to 1 over this share of the run
+    sibling = 0.0  # --sibling: weight of the term on the difference of two siblings' residuals
     _beta = None  # that power at the step being traced (None: 1)
 
     def iteration_on(self, state, data, interventions):
@@ -94,9 +105,22 @@ class MarginalRewardTrainer(Trainer):
         target_params=None,
         use_target=True,
     ):
-        del key, interventions  # no theta
+        del interventions  # no theta
         cfg = self.cfg
-        delta = self.residuals(params, graphs, actions, x, target_params, use_target)
+        b = graphs.shape[0]
+        if self.sibling > 0:  # one scoring call for both children (two in one CPU step can hang: lab notes)
+            others = sibling_actions(graphs, key, cfg.max_parents)
+            both = self.residuals(
+                params,
+                jnp.concatenate([graphs, graphs]),
+                jnp.concatenate([actions, others]),
+                x,
+                target_params,
+                use_target,
+            )
+            delta, sibling_gap = both[:b], both[:b] - both[b:]
+        else:
+            delta = self.residuals(params, graphs, actions, x, target_params, use_target)
         per_transition = optax.huber_loss(delta, delta=cfg.huber_delta)
         if self.forced_stop_squared:  # no Huber cap where G' has no valid action (its stop is forced)
             child = next_graphs(graphs, actions)
@@ -109,6 +133,10 @@ class MarginalRewardTrainer(Trainer):
             "mean_delta": jnp.mean(delta),
             "per_transition": jax.lax.stop_gradient(jnp.abs(delta)),
         }
+        if self.sibling > 0:
+            term = jnp.mean(optax.huber_loss(sibling_gap, delta=cfg.huber_delta))
+            loss = loss + self.sibling * term
+            metrics.update(sibling_loss=term, sibling_abs_gap=jnp.mean(jnp.abs(sibling_gap)))
         if trajectories is not None:
             term, abs_traj = self.trajectory_term(params, *trajectories)
             loss = loss + cfg.trajectory_balance * term
@@ -357,6 +385,15 @@ def main():
         help="> 0: train on the tempered posterior P(D | G)^beta P(G), beta rising linearly from 0 (the prior) "
         "to 1 over this share of the run: the network follows the solution from the prior's to the posterior's",
     )
+    parser.add_argument(
+        "--sibling",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="> 0: add W times the Huber loss of the difference between the residuals of G -> G + e (replayed) and "
+        "G -> G + e' (e' uniform among G's valid edges): the two share log R(G) and log P(stop | G), so the term "
+        "compares the edge logits at G with the children's flows directly",
+    )
     args, rest = parser.parse_known_args()
     if args.centred_semi_gradient + args.inflow_cut + (args.child_gradient != 1.0) > 1:
         parser.error("--centred-semi-gradient, --inflow-cut and --child-gradient are exclusive")
@@ -370,6 +407,9 @@ def main():
     if args.temper_until > 0:
         MarginalRewardTrainer.temper_until = args.temper_until
         note += f"; likelihood tempered from 0 to 1 over {args.temper_until} of the run"
+    if args.sibling > 0:
+        MarginalRewardTrainer.sibling = args.sibling
+        note += f"; sibling term, weight {args.sibling}"
     if args.forced_stop_squared:
         MarginalRewardTrainer.forced_stop_squared = True
         note += "; squared loss into forced stops"

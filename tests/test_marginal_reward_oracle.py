@@ -199,3 +199,39 @@ def test_the_score_gain_policy_has_the_soft_bellman_residual():
         gains = score[grandchildren] - score[c] - np.log(lattice.num_edges[c] + 1) + np.log(2.0)
         expected.append(-np.log(2.0) + np.log1p(np.exp(gains).sum()))
     np.testing.assert_allclose(np.asarray(metrics["per_transition"]), np.abs(expected), rtol=1e-4, atol=2e-3)
+
+
+def test_the_sibling_term_vanishes_at_the_exact_posteriors_sampler_and_not_for_wrong_edge_logits():
+    module = _oracle_module()
+    x, model, table, params, graphs, actions = _setup(module)
+
+    class WithSibling(module.MarginalRewardTrainer):
+        sibling = 1.0
+
+    trainer = _trainer(module, x, model, table, WithSibling)
+    key = jax.random.PRNGKey(3)
+    _, metrics = trainer.loss(params, jnp.asarray(graphs), jnp.asarray(actions), key, jnp.asarray(x))
+    assert float(metrics["sibling_abs_gap"]) < 1e-3
+    assert float(metrics["loss"]) == pytest.approx(float(metrics["subtb_loss"] + metrics["sibling_loss"]))
+    # One edge logit in three moved by 1 nat: siblings' gaps change, the stop logits are the same.
+    d = x.shape[1]
+    every_third = jnp.where(jnp.arange(d * d) % 3 == 0, 1.0, 0.0).reshape(d, d)
+    wrong = {**params, "edges": params["edges"] + every_third[None]}
+    _, metrics = trainer.loss(wrong, jnp.asarray(graphs), jnp.asarray(actions), key, jnp.asarray(x))
+    assert float(metrics["sibling_abs_gap"]) > 0.1
+
+
+def test_sibling_actions_are_uniform_over_the_valid_edges():
+    module = _oracle_module()
+    lattice = exact_flows.dag_lattice(3)
+    graphs = np.repeat(lattice.graphs.astype(np.uint8), 400, axis=0)  # [25 * 400, 3, 3]
+    drawn = np.asarray(module.sibling_actions(jnp.asarray(graphs), jax.random.PRNGKey(0), None))
+    valid = np.asarray(valid_actions_jax(jnp.asarray(graphs), envlib.closure_of(jnp.asarray(graphs)), None))
+    has_edge = valid.reshape(len(graphs), -1).any(axis=1)
+    assert valid.reshape(len(graphs), -1)[has_edge, drawn[has_edge]].all()
+    empty = lattice.graphs.sum(axis=(1, 2)) == 0
+    counts = np.bincount(drawn.reshape(25, 400)[np.flatnonzero(empty)[0]], minlength=9)
+    off = ~np.eye(3, dtype=bool).reshape(-1)
+    assert counts[~off].sum() == 0
+    chi2 = ((counts[off] - 400 / 6) ** 2 / (400 / 6)).sum()  # 5 degrees of freedom: P(chi2 > 20.5) = 0.001
+    assert chi2 < 20.5
