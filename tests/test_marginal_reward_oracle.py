@@ -4,7 +4,8 @@ The oracle trains the library's network on DAG-GFlowNet's modified detailed bala
 Gaussian score; the diagnosis in docs/jspgfn-beyond-d5.md rests on its solution being the exact posterior
 over graphs. At d=3 every DAG is listed: the oracle's tabular network (its --tabular mode) holding the
 logits of that posterior's optimal policy (exact_flows.optimal_flows) must give zero residual on every edge
-addition, and a wrong one must not.
+addition, and a wrong one must not. The same holds for its sibling term (--sibling), whose siblings are drawn
+uniformly over the valid edges (checked by a chi-square test).
 """
 
 import jax
