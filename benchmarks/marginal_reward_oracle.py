@@ -15,8 +15,9 @@ benchmarks/accuracy_exact_edges.py's. An oracle: it uses the closed form that JS
 
 --d5 trains on flow_diagnosis.py's d=5 datasets instead and prints its exact diagnosis (`--seeds 0 1 ...`);
 with --tabular the policy is a table of logits per DAG (all 29,281), no network.
---stop-offset W also adds W times the exact score to the stop logit (benchmarks/stop_offset_oracle.py), so
-the network has to learn only the rest of log P(stop | G).
+--stop-offset W also adds W times the exact score to the stop logit (as benchmarks/stop_offset_oracle.py does,
+here summed from the local-score table, so it composes with stop_target_tau), so the network has to learn only
+the rest of log P(stop | G): about -log F(G), a smoother function of the graph.
 --child-gradient BETA, --inflow-cut, --centred-semi-gradient change only the gradient that reaches the child's
 log P(stop | G') in the residual of G -> G' (MarginalRewardTrainer.child_stop); --score-gain builds the policy's
 logits on each edge's exact score gain (_ScoreGainLogits). Lab notes, ninth session.
@@ -62,7 +63,6 @@ from jspgfn.gflownet.loss import (  # noqa: E402
 from jspgfn.gflownet.trajectories import states_along  # noqa: E402
 from jspgfn.graphs import valid_actions_jax  # noqa: E402
 from jspgfn_baselines.shared.vbg import log_marginal_likelihood  # noqa: E402
-from stop_offset_oracle import OracleTrainer  # noqa: E402
 
 
 def sibling_actions(graphs, key, max_parents):
@@ -319,8 +319,41 @@ class FlowHeuristicTrainer(MarginalRewardTrainer):
         )
 
 
-class WithStopOffset(MarginalRewardTrainer, OracleTrainer):
-    """Both oracles: the exact marginal reward, and the exact score added to the stop logit."""
+@dataclasses.dataclass(frozen=True)
+class _TableStopOffset:
+    """A network whose stop logit is shifted by weight * (log P(D | G) - log P(D | base graph)), the score summed
+    from the local-score table: a gather, no LAPACK call, so it composes with the target network, which scores
+    the children once more in the step (two Choleskys of the same graphs in one jitted CPU step hang)."""
+
+    base: object
+    local: np.ndarray  # float32 [d, 2^d], MarginalRewardTrainer.local_table
+    weight: float
+    base_score: float  # the table's score of the base graph (the empty graph unless --offset-base true-graph)
+
+    def init(self, *args, **kwargs):
+        return self.base.init(*args, **kwargs)
+
+    def apply(self, params, adjacency, edge_rows=None):
+        out = self.base.apply(params, adjacency, edge_rows)
+        d = adjacency.shape[-1]
+        score = jnp.sum(jnp.asarray(self.local)[jnp.arange(d)[None, :], parent_codes(adjacency)], axis=-1)
+        score = jax.lax.stop_gradient(score)  # [B], also the residual's log P(D | G) (MarginalRewardTrainer)
+        stop_logit = out["stop_logit"] + self.weight * (score - self.base_score)
+        return {**out, "stop_logit": stop_logit, "log_marginal": score}
+
+
+class WithStopOffset(MarginalRewardTrainer):
+    """Both oracles: the exact marginal reward, and the exact score added to the stop logit (from the table)."""
+
+    weight = 1.0  # --stop-offset W
+    base_graph = None  # uint8 [d, d] (None: the empty graph)
+
+    @functools.cached_property
+    def network(self):
+        d = self.num_variables
+        base = np.zeros((d, d), np.uint8) if self.base_graph is None else np.asarray(self.base_graph, np.uint8)
+        base_score = float(self.table_score(jnp.asarray(base[None]))[0])
+        return _TableStopOffset(super().network, self.local_table, self.weight, base_score)
 
 
 def main():
@@ -439,10 +472,6 @@ def main():
     if args.tabular:
         parser.error("--tabular needs --d5 (a table over every DAG)")
     if args.stop_offset > 0:
-        if any(a.startswith("stop_target_tau=") and float(a.split("=", 1)[1]) > 0 for a in rest):
-            # The target network would score the graphs G' a second time in the step: two LAPACK Choleskys of
-            # the same graphs in one jitted CPU step hang for good here (JAX 0.10.2; lab notes, eighth session).
-            parser.error("--stop-offset with stop_target_tau > 0 is not supported (it hangs on CPU)")
         WithStopOffset.weight = args.stop_offset
         if args.offset_base == "true-graph":
             pairs = [a for a in rest if "=" in a and Path(a.split("=", 1)[0]).is_dir()]  # not --set's KEY=VALUE
