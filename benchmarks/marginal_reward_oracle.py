@@ -464,24 +464,25 @@ def main():
         note += ", stop only" if args.heuristic_stop_only else ""
         (flow_diagnosis.main if args.d5 else accuracy_exact_edges.main)(FlowHeuristicTrainer, rest, note=note)
         return
-    if args.d5:
-        trainer_class = TabularTrainer if args.tabular else MarginalRewardTrainer
-        note += "; tabular policy" if args.tabular else ""
-        flow_diagnosis.main(trainer_class, rest, note=note + " (rmse_q and rmse_mf: q is untrained here)")
-        return
-    if args.tabular:
+    if args.tabular and not args.d5:
         parser.error("--tabular needs --d5 (a table over every DAG)")
+    trainer_class = TabularTrainer if args.tabular else MarginalRewardTrainer
+    note += "; tabular policy" if args.tabular else ""
     if args.stop_offset > 0:
+        if args.tabular:
+            parser.error("--stop-offset takes no --tabular")
         WithStopOffset.weight = args.stop_offset
         if args.offset_base == "true-graph":
             pairs = [a for a in rest if "=" in a and Path(a.split("=", 1)[0]).is_dir()]  # not --set's KEY=VALUE
-            if len(pairs) != 1:
+            if args.d5 or len(pairs) != 1:
                 parser.error("--offset-base true-graph takes one DATA=EXACT pair")
             WithStopOffset.base_graph = load_dataset(pairs[0].split("=", 1)[0]).graph
+        trainer_class = WithStopOffset
         note = f"{note}; stop offset, weight={args.stop_offset}, base={args.offset_base}"
-        accuracy_exact_edges.main(WithStopOffset, rest, note=note)
+    if args.d5:
+        flow_diagnosis.main(trainer_class, rest, note=note + " (rmse_q and rmse_mf: q is untrained here)")
     else:
-        accuracy_exact_edges.main(MarginalRewardTrainer, rest, note=note)
+        accuracy_exact_edges.main(trainer_class, rest, note=note)
 
 
 if __name__ == "__main__":
