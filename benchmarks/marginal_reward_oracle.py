@@ -73,6 +73,12 @@ def sibling_actions(graphs, key, max_parents):
     return jax.random.categorical(key, jnp.where(valid, 0.0, -jnp.inf)).astype(jnp.int32)
 
 
+def table_log_marginal(local, graphs):
+    """log P(D | G) summed from the local scores local float [d, 2^d] (a gather): graphs [B, d, d] -> float [B]."""
+    d = graphs.shape[-1]
+    return jnp.sum(jnp.asarray(local)[jnp.arange(d)[None, :], parent_codes(graphs)], axis=-1)
+
+
 class MarginalRewardTrainer(Trainer):
     """The library's Trainer with the residual of DAG-GFlowNet's modified detailed balance on the exact score."""
 
@@ -202,8 +208,7 @@ class MarginalRewardTrainer(Trainer):
 
     def table_score(self, graphs):
         """log P(D | G) up to a constant, from the local scores: graphs [B, d, d] -> float [B]."""
-        d = graphs.shape[-1]
-        return jnp.sum(jnp.asarray(self.local_table)[jnp.arange(d)[None, :], parent_codes(graphs)], axis=-1)
+        return table_log_marginal(self.local_table, graphs)
 
     def trajectory_term(self, params, actions, length):
         """loss.trajectory_loss (SubTB(lambda) over whole replayed trajectories) with the exact score in place of
@@ -335,9 +340,7 @@ class _TableStopOffset:
 
     def apply(self, params, adjacency, edge_rows=None):
         out = self.base.apply(params, adjacency, edge_rows)
-        d = adjacency.shape[-1]
-        score = jnp.sum(jnp.asarray(self.local)[jnp.arange(d)[None, :], parent_codes(adjacency)], axis=-1)
-        score = jax.lax.stop_gradient(score)  # [B], also the residual's log P(D | G) (MarginalRewardTrainer)
+        score = jax.lax.stop_gradient(table_log_marginal(self.local, adjacency))  # [B]; the residual reuses it
         stop_logit = out["stop_logit"] + self.weight * (score - self.base_score)
         return {**out, "stop_logit": stop_logit, "log_marginal": score}
 
