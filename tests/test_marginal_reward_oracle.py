@@ -241,7 +241,8 @@ def test_sibling_actions_are_uniform_over_the_valid_edges():
 def test_the_table_stop_offset_is_the_exact_score_and_composes_with_the_target_network():
     """--stop-offset adds log P(D | G) - log P(D | empty) to the stop logit, summed from the local-score table:
     against the closed-form marginal likelihood of every DAG on 3 nodes; with a target network (the child's stop
-    scored again in the step, which the Cholesky form could not do on CPU) the loss is the plain one."""
+    scored again in the step, which the Cholesky form could not do on CPU) equal to the online one the loss is the
+    plain one, and a moved target changes it."""
     module = _oracle_module()
     x, model, table, params, graphs, actions = _setup(module)
     lattice = exact_flows.dag_lattice(3)
@@ -267,3 +268,8 @@ def test_the_table_stop_offset_is_the_exact_score_and_composes_with_the_target_n
     loss, _ = trainer.loss(params, g, a, key, xj)
     with_target, _ = trainer.loss(params, g, a, key, xj, target_params=params)
     np.testing.assert_allclose(float(with_target), float(loss), rtol=1e-6)
+    every_third = jnp.where(jnp.arange(len(params["stop"])) % 3 == 0, 1.0, 0.0)
+    moved_target, _ = trainer.loss(
+        params, g, a, key, xj, target_params={**params, "stop": params["stop"] + every_third}
+    )
+    assert abs(float(moved_target) - float(loss)) > 1e-3  # the target's child stops, offset included, enter the loss
