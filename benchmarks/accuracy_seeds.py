@@ -34,7 +34,9 @@ from jspgfn.gflownet.train import RunGroup, enable_compilation_cache, resolve_mo
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 
 
-def main(argv=None):
+def main(argv=None, trainer_class=Trainer):
+    """trainer_class: Trainer, or a subclass (score_stop_offset.py's), built as
+    trainer_class(cfg, model, graph_prior, family, the first dataset's data)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", nargs="+", metavar="DATA=EXACT", help="dataset folder = its exact .npz")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="training seeds per dataset")
@@ -59,11 +61,13 @@ def main(argv=None):
         datas.append(load_dataset(data_dir).train.astype(np.float32))
         exact_paths.append(Path(exact_path))
     exacts = [None] * len(names)  # read at the first evaluation where they exist: `jspgfn exact` may still work
+    if getattr(trainer_class, "one_dataset", False) and len(names) > 1:
+        sys.exit(f"accuracy_seeds.py: {trainer_class.__name__} trains one dataset per process, got {len(names)}")
     shapes = {x.shape for x in datas}
     if len(shapes) != 1:
         sys.exit(f"accuracy_seeds.py: every dataset must have the same shape (N, d), got {sorted(shapes)}")
     d = datas[0].shape[1]
-    trainer = Trainer(cfg, model, get_graph_prior(cfg.graph_prior, d), family, datas[0])
+    trainer = trainer_class(cfg, model, get_graph_prior(cfg.graph_prior, d), family, datas[0])
     runs = [(i, seed) for i in range(len(names)) for seed in args.seeds]
     group = RunGroup(trainer, [trainer.init(seed) for _, seed in runs], [datas[i] for i, _ in runs], [None] * len(runs))
     print(
