@@ -21,7 +21,14 @@ Linear Gaussian model, one dataset per process (the offset reads the trainer's d
   .venv/bin/python benchmarks/score_stop_offset.py --weight 1 gpu_data/d10er2/1=gpu_data/d10er2/exact1.npz \
       --seeds 0 --eval-at 6000 15000 30000 [--set stop_target_tau=0.1]
 
-Every argument but --weight is accuracy_seeds.py's (whose table this prints).
+After each evaluation it also prints how the offset's score tracks the exact one, log P(D | G) + log P(G), on the
+sampler's graphs and on the exact posterior's: the mean of each over the distinct graphs, and the error's mean and
+standard deviation (the offset steers the stop only as well as this score ranks the graphs).
+
+Every argument but --weight and --d5 is accuracy_seeds.py's (whose table this prints). --d5 trains on
+flow_diagnosis.py's d=5 datasets instead and prints its exact diagnosis (edge RMSE, complete-DAG mass of P_T):
+
+  .venv/bin/python benchmarks/score_stop_offset.py --weight 1 --d5 --seeds 0 1 2 3 4 --eval-at 6000
 """
 
 import argparse
@@ -36,6 +43,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import accuracy_seeds  # noqa: E402
+import flow_diagnosis  # noqa: E402
+from jspgfn.conjugate import log_marginal_likelihood_graphs  # noqa: E402
 from jspgfn.gflownet import policy  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.rewards import log_rewards  # noqa: E402
@@ -93,13 +102,34 @@ class ScoreOffsetTrainer(Trainer):
             raise SystemExit("score_stop_offset.py: the linear Gaussian model only (the empty graph's score)")
         return ScoreStopOffset(super().network, self.model, self.graph_prior, self.data, self.weight)
 
+    def report(self, params, graphs, exact):
+        """Print the theta-free score against the exact one on the distinct graphs among `graphs` uint8 [K, d, d]
+        (the sampler's) and among the exact posterior's samples (exact: accuracy_exact_edges.load_exact)."""
+        apply = jax.jit(self.network.apply)
+        for name, sample in (("sampler", graphs), ("exact posterior", exact.graphs)):
+            distinct = np.unique(np.asarray(sample, np.uint8), axis=0)[:2000]
+            score = np.asarray(apply(params, jnp.asarray(distinct))["theta_free_score"], np.float64)
+            true = log_marginal_likelihood_graphs(self.model, self.data, distinct, graph_prior=self.graph_prior)
+            error = score - true
+            print(
+                f"#   {name}'s {len(distinct)} distinct graphs ({distinct.sum(axis=(1, 2)).mean():.1f} edges): "
+                f"theta-free score {score.mean():.1f}, exact {true.mean():.1f}; error {error.mean():.1f} "
+                f"+- {error.std():.1f}",
+                flush=True,
+            )
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     parser.add_argument("--weight", type=float, default=1.0, help="the offset's weight (0: the library's JSP-GFN)")
+    parser.add_argument("--d5", action="store_true", help="flow_diagnosis.py's d=5 datasets, diagnosed exactly")
     args, rest = parser.parse_known_args(argv)
     ScoreOffsetTrainer.weight = args.weight
-    print(f"# score stop offset, weight={args.weight}", flush=True)
+    note = f"; score stop offset, weight={args.weight}"
+    if args.d5:
+        flow_diagnosis.main(ScoreOffsetTrainer, rest, note=note)
+        return
+    print(f"#{note[1:]}", flush=True)
     accuracy_seeds.main(rest, trainer_class=ScoreOffsetTrainer)
 
 
