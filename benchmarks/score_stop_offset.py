@@ -60,6 +60,14 @@ def theta_free_score(out, graphs, model, graph_prior, x):
     return log_r - policy.theta_log_prob(out, mean, node_mask)[:, 0]
 
 
+def empty_score(model, graph_prior, data):
+    """log R(empty graph) for data float [N, d]: the empty graph's theta_free_score (it has no parameters)."""
+    d = data.shape[1]
+    zeros = jnp.zeros((1, 1, d, model.theta_shape(d)[-1]))
+    empty = jnp.zeros((1, d, d), jnp.uint8)
+    return float(log_rewards(model, graph_prior, zeros, empty, jnp.asarray(data), data.shape[0])[0, 0])
+
+
 @dataclasses.dataclass(frozen=True)
 class ScoreStopOffset:
     """A network whose stop logit is shifted by weight * (theta_free_score(G) - the empty graph's), no gradient.
@@ -72,21 +80,16 @@ class ScoreStopOffset:
     graph_prior: object
     data: np.ndarray  # float32 [N, d]
     weight: float
+    empty_score: float  # empty_score(model, graph_prior, data), computed once
 
     def init(self, *args, **kwargs):
         return self.base.init(*args, **kwargs)
-
-    def empty_score(self):
-        d = self.data.shape[1]
-        empty = jnp.zeros((1, d, d), jnp.uint8)
-        zeros = jnp.zeros((1, 1, d, self.model.theta_shape(d)[-1]))
-        return log_rewards(self.model, self.graph_prior, zeros, empty, jnp.asarray(self.data), self.data.shape[0])[0, 0]
 
     def apply(self, params, adjacency, edge_rows=None):
         out = self.base.apply(params, adjacency, edge_rows)
         x = jnp.asarray(self.data)
         score = jax.lax.stop_gradient(theta_free_score(out, adjacency, self.model, self.graph_prior, x))
-        stop_logit = out["stop_logit"] + self.weight * (score - self.empty_score())
+        stop_logit = out["stop_logit"] + self.weight * (score - self.empty_score)
         return {**out, "stop_logit": stop_logit, "theta_free_score": score}
 
 
@@ -100,7 +103,8 @@ class ScoreOffsetTrainer(Trainer):
     def network(self):
         if type(self.model) is not LinearGaussian:
             raise SystemExit("score_stop_offset.py: the linear Gaussian model only (the empty graph's score)")
-        return ScoreStopOffset(super().network, self.model, self.graph_prior, self.data, self.weight)
+        base_score = empty_score(self.model, self.graph_prior, self.data)
+        return ScoreStopOffset(super().network, self.model, self.graph_prior, self.data, self.weight, base_score)
 
     def report(self, params, graphs, exact):
         """Print the theta-free score against the exact one on the distinct graphs among `graphs` uint8 [K, d, d]

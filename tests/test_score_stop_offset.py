@@ -87,11 +87,13 @@ def test_the_offset_moves_the_stop_logit_only_and_passes_no_gradient_to_q():
     params = base.init(jax.random.PRNGKey(0), graphs[:1])
     # Move q's mean away from 0 so that the graphs' scores differ.
     params["policy/theta_loc"]["b"] = params["policy/theta_loc"]["b"] + 0.7
-    net = module.ScoreStopOffset(base, model, prior, np.asarray(x), 2.5)
+    net = module.ScoreStopOffset(
+        base, model, prior, np.asarray(x), 2.5, module.empty_score(model, prior, np.asarray(x))
+    )
     plain, shifted = base.apply(params, graphs), net.apply(params, graphs)
     score = module.theta_free_score(plain, graphs, model, prior, x)
     empty = int(np.flatnonzero(np.asarray(graphs).sum(axis=(1, 2)) == 0)[0])
-    assert abs(float(score[empty] - net.empty_score())) < 1e-3  # no parameters: the same constant
+    assert abs(float(score[empty] - net.empty_score)) < 1e-3  # no parameters: the same constant
     np.testing.assert_allclose(shifted["stop_logit"] - plain["stop_logit"], 2.5 * (score - score[empty]), atol=1e-3)
     assert float(jnp.ptp(score)) > 1.0
     for key in ("edge_logits", "loc", "scale"):
