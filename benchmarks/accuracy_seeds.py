@@ -61,15 +61,14 @@ def main(argv=None, trainer_class=Trainer):
         datas.append(load_dataset(data_dir).train.astype(np.float32))
         exact_paths.append(Path(exact_path))
     exacts = [None] * len(names)  # read at the first evaluation where they exist: `jspgfn exact` may still work
-    if getattr(trainer_class, "one_dataset", False) and len(names) > 1:
-        sys.exit(f"accuracy_seeds.py: {trainer_class.__name__} trains one dataset per process, got {len(names)}")
     shapes = {x.shape for x in datas}
     if len(shapes) != 1:
         sys.exit(f"accuracy_seeds.py: every dataset must have the same shape (N, d), got {sorted(shapes)}")
     d = datas[0].shape[1]
     trainer = trainer_class(cfg, model, get_graph_prior(cfg.graph_prior, d), family, datas[0])
     runs = [(i, seed) for i in range(len(names)) for seed in args.seeds]
-    group = RunGroup(trainer, [trainer.init(seed) for _, seed in runs], [datas[i] for i, _ in runs], [None] * len(runs))
+    states = [trainer.init(seed, datas[i]) for i, seed in runs]
+    group = RunGroup(trainer, states, [datas[i] for i, _ in runs], [None] * len(runs))
     print(
         f"# device={jax.devices()[0].device_kind} jax={jax.__version__} cores={os.cpu_count()} "
         f"load={os.getloadavg()[0]:.2f} preset={args.preset} model={args.model} runs={len(runs)} "
@@ -88,7 +87,7 @@ def main(argv=None, trainer_class=Trainer):
         exacts = [exact_when_ready(path) if e is None else e for e, path in zip(exacts, exact_paths)]
         for k, (i, seed) in enumerate(runs):
             graphs = sample_graphs(
-                trainer.network.apply,
+                trainer.network_on(datas[i], None).apply,  # with stop_score_offset, the run's own data
                 group.state(k).params,
                 jax.random.PRNGKey(123),
                 args.num_samples,
@@ -111,7 +110,7 @@ def main(argv=None, trainer_class=Trainer):
                 flush=True,
             )
             if hasattr(trainer, "report"):  # a subclass's own diagnosis of this run (score_stop_offset.py)
-                trainer.report(group.state(k).params, graphs, exacts[i])
+                trainer.report(group.state(k).params, graphs, exacts[i], datas[i])
         last = [row for row in rows if row["iteration"] == done]
         for name in names:
             mine = [row["rmse"] for row in last if row["dataset"] == name]

@@ -110,8 +110,9 @@ class MarginalRewardTrainer(Trainer):
         trajectories=None,
         target_params=None,
         use_target=True,
+        network=None,
     ):
-        del interventions  # no theta
+        del interventions, network  # no theta; one dataset per trainer (self.network reads it)
         cfg = self.cfg
         b = graphs.shape[0]
         if self.sibling > 0:  # one scoring call for both children (two in one CPU step can hang: lab notes)

@@ -71,8 +71,8 @@ def trajectory_transitions(graphs, rng, extend=0):
 class OracleTrainer(Trainer):
     transitions = None  # (states [T, d, d], actions [T]), set per dataset by main()
 
-    def init(self, seed):
-        state = super().init(seed)
+    def init(self, seed, *data):
+        state = super().init(seed, *data)
         if state.priorities is not None or state.trajectories is not None:
             sys.exit("mode_replay_oracle.py: only the paper's uniform replay (no replay_priority / trajectory_balance)")
         graphs, actions = self.transitions

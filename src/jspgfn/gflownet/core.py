@@ -16,12 +16,15 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jspgfn.errors import JspgfnError
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet import trajectories as trajlib
 from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss
 from jspgfn.gflownet.networks import NetConfig, make_network
+from jspgfn.gflownet.score_offset import ScoreOffsetNetwork
+from jspgfn.models import LinearGaussian
 
 
 class TrainState(NamedTuple):
@@ -90,9 +93,29 @@ class Trainer:
     data: np.ndarray  # float [N, d]
     interventions: np.ndarray | None = None  # 0/1 [N, d]: entries set by hard interventions
 
+    def __post_init__(self):
+        if self.cfg.stop_score_offset > 0 and type(self.model) is not LinearGaussian:
+            raise JspgfnError(
+                f"stop_score_offset is for the linear Gaussian model only, not {type(self.model).__name__} "
+                "(the score of the empty graph must be exact: no parameters)"
+            )
+
     @functools.cached_property
     def network(self):
-        return make_network(net_config(self.cfg, self.family), self.params_per_node)
+        """The policy network; with stop_score_offset > 0 its stop logit reads the trainer's data
+        (score_offset.ScoreOffsetNetwork, beyond the paper)."""
+        network = make_network(net_config(self.cfg, self.family), self.params_per_node)
+        if self.cfg.stop_score_offset > 0:
+            weight = self.cfg.stop_score_offset
+            return ScoreOffsetNetwork(network, self.model, self.graph_prior, weight, self.data, self.interventions)
+        return network
+
+    def network_on(self, data, interventions):
+        """The network for a run on `data` float [N, d] (interventions [N, d] or None; may be traced): the
+        network itself, or with stop_score_offset its copy whose stop logit reads that data."""
+        if self.cfg.stop_score_offset > 0:
+            return self.network.on_data(data, interventions)
+        return self.network
 
     @property
     def num_variables(self):
@@ -106,8 +129,10 @@ class Trainer:
     def optimizer(self):
         return make_optimizer(self.cfg)
 
-    def init(self, seed):
-        """TrainState at iteration 0, after the uniform prefill of the replay buffer."""
+    def init(self, seed, data=None, interventions=None):
+        """TrainState at iteration 0, after the uniform prefill of the replay buffer. data (float [N, d]) and
+        interventions: the run's, where it is not the trainer's own (a run of a group); only the prefill
+        with explore_policy_stop and stop_score_offset reads them."""
         cfg, d = self.cfg, self.num_variables
         key = jax.random.PRNGKey(seed)
         key, k_init, k_fill = jax.random.split(key, 3)
@@ -117,7 +142,7 @@ class Trainer:
         replay = replaylib.init(cfg.replay_capacity, d)
         traj = trajlib.init(cfg.num_envs, cfg.trajectory_capacity, d) if cfg.trajectory_balance > 0 else None
         if cfg.explore_policy_stop:
-            env, replay, traj = self.prefill_exploring(params, env, replay, k_fill, traj)
+            env, replay, traj = self.prefill_exploring(params, env, replay, k_fill, traj, data, interventions)
         else:
             env, replay, traj = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents, traj)
         priorities = replaylib.init_priorities(cfg.replay_capacity) if cfg.replay_priority > 0 else None
@@ -125,16 +150,20 @@ class Trainer:
         return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32), traj, priorities, target)
 
     @functools.partial(jax.jit, static_argnums=0)
-    def prefill_exploring(self, params, env, replay, key, traj=None):
+    def prefill_exploring(self, params, env, replay, key, traj=None, data=None, interventions=None):
         """The prefill with explore_policy_stop: `prefill` steps of every environment with the exploratory
-        actions of `act` (epsilon 1: the initial network's stop, a uniform edge otherwise): (env, replay, traj)."""
-        return _prefill_scan(env, replay, key, self.cfg.prefill, traj, lambda env, k: self.act(params, env, k, 1.0))
+        actions of `act` (epsilon 1: the initial network's stop, a uniform edge otherwise): (env, replay, traj).
+        data, interventions: the run's (network_on), default the trainer's."""
+        network = self.network if data is None else self.network_on(data, interventions)
+        choose = lambda env, k: self.act(params, env, k, 1.0, network)  # noqa: E731
+        return _prefill_scan(env, replay, key, self.cfg.prefill, traj, choose)
 
-    def act(self, params, env, key, epsilon):
+    def act(self, params, env, key, epsilon, network=None):
         """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]. With
-        explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs)."""
+        explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs).
+        network: the run's (network_on), default the trainer's."""
         k_mix, k_act = jax.random.split(key)
-        out = self.network.apply(params, env.adjacency)
+        out = (self.network if network is None else network).apply(params, env.adjacency)
         emask = envlib.edge_mask(env, self.cfg.max_parents)
         logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
         amask = envlib.action_mask(env, self.cfg.max_parents)
@@ -157,14 +186,17 @@ class Trainer:
         trajectories=None,
         target_params=None,
         use_target=True,
+        network=None,
     ):
         """The SubTB loss on replayed transitions, plus (trajectories = (actions [K, T], length [K]),
-        with trajectory_balance > 0) the whole-trajectory term."""
+        with trajectory_balance > 0) the whole-trajectory term. network: the run's (network_on), default the
+        trainer's."""
         cfg = loss_config(self.cfg)
+        apply_fn = (self.network if network is None else network).apply
         args = (self.model, self.graph_prior)
         loss, metrics = subtb_loss(
             params,
-            self.network.apply,
+            apply_fn,
             *args,
             graphs,
             actions,
@@ -179,7 +211,7 @@ class Trainer:
         if trajectories is not None:
             term, abs_delta = trajectory_loss(
                 params,
-                self.network.apply,
+                apply_fn,
                 *args,
                 *trajectories,
                 jax.random.fold_in(key, 1),
@@ -202,7 +234,8 @@ class Trainer:
         shape. (state, metrics)."""
         cfg = self.cfg
         key, k_act, k_rep, k_theta, k_rows = jax.random.split(state.key, 5)
-        actions = self.act(state.params, state.env, k_act, exploration(cfg, state.step))
+        network = self.network_on(data, interventions)
+        actions = self.act(state.params, state.env, k_act, exploration(cfg, state.step), network)
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
         priorities = state.priorities
@@ -225,7 +258,7 @@ class Trainer:
             interventions = None if interventions is None else interventions[rows]
         use_target = stop_target_on(cfg, state.step)
         (loss, metrics), grads = jax.value_and_grad(self.loss, has_aux=True)(
-            state.params, graphs, acts, k_theta, x, interventions, traj_batch, state.target_params, use_target
+            state.params, graphs, acts, k_theta, x, interventions, traj_batch, state.target_params, use_target, network
         )
         per_transition = metrics.pop("per_transition")
         if priorities is not None:

@@ -50,6 +50,8 @@ class TrainConfig:
     stop_target_tau: float = 0.0  # > 0: log P(stop | G') from a Polyak-averaged network, beyond the paper
     stop_target_after: float = 0.0  # that target only after this share of the run (the paper's loss before)
     stop_target_until: float = 1.0  # and only before this share (the paper's loss after; 1: to the end)
+    # > 0: the stop logit plus this weight times JSP-GFN's own score of G (score_offset.py), beyond the paper
+    stop_score_offset: float = 0.0
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     # theta_s, theta'_s share their noise: the pairs (s, s) train the structure (beyond the paper)
     shared_theta_noise: bool = False
@@ -141,6 +143,7 @@ _RANGES = {
             "replay_priority",
             "checkpoint_every_seconds",
             "stop_count_scale",
+            "stop_score_offset",
         ),
         _NON_NEGATIVE,
     ),

@@ -6,6 +6,8 @@ The run folder holds
   checkpoint.npz    TrainState (params, optimiser state, environments, replay buffer,
                     RNG key, iteration) + info (iteration, wall seconds); written
                     atomically every `checkpoint_every_seconds` and at the end
+  train_data.npz    the training data (x, interventions), only with stop_score_offset, whose stop logit
+                    reads it when the run samples
   metrics.jsonl     one line per dispatch (iteration, loss, mean |delta| and delta, penalty / neg_elbo terms,
                     iterations/s)
   train.lock        held by the `jspgfn train` working on the folder (runlock.py): a second trainer,
@@ -18,15 +20,18 @@ any command (other options too) starts it afresh.
 
 import dataclasses
 import json
+import zipfile
 from pathlib import Path
 
 import jax
+import numpy as np
 
 from jspgfn import atomic
 from jspgfn.errors import DataError, JspgfnError
 
 CONFIG = "config.json"
 CHECKPOINT = "checkpoint.npz"
+TRAIN_DATA = "train_data.npz"
 METRICS = "metrics.jsonl"
 
 TRAIN_ADVICE = "delete the run folder or use a new --out"
@@ -50,11 +55,12 @@ def create(run):
         raise DataError(run, f"cannot create the run folder ({exc.strerror or exc})") from None
 
 
-def start_or_resume(run, trainer, config, seed):
+def start_or_resume(run, trainer, config, seed, data=None, interventions=None):
     """(state, info) of the run in folder `run`: from checkpoint.npz when there is one (config must be
-    the same run's), else trainer.init(seed) with info iteration 0. Writes config.json (and
-    provenance.json for a new run) and drops the lines of metrics.jsonl past the checkpoint.
-    Call it holding the folder's training lock (runlock.training)."""
+    the same run's), else trainer.init(seed) with info iteration 0. data float [N, d] (and interventions):
+    the run's, where it is not the trainer's own (a run of a group). Writes config.json (and
+    provenance.json for a new run; train_data.npz with stop_score_offset) and drops the lines of
+    metrics.jsonl past the checkpoint. Call it holding the folder's training lock (runlock.training)."""
     from jspgfn import provenance
     from jspgfn.gflownet import checkpoint
 
@@ -68,12 +74,45 @@ def start_or_resume(run, trainer, config, seed):
         template = jax.eval_shape(lambda: trainer.init(seed))
         state, info = checkpoint.load(run / CHECKPOINT, template)
     else:
-        state = trainer.init(seed)
+        state = trainer.init(seed, data, interventions)
+    if trainer.cfg.stop_score_offset > 0:
+        if data is None:
+            data, interventions = trainer.data, trainer.interventions
+        write_train_data(run / TRAIN_DATA, data, interventions)
     atomic.write_json(run / CONFIG, config)
     if not resume:
         atomic.write_json(run / "provenance.json", provenance.provenance())
     trim_metrics(run / METRICS, int(info["iteration"]))
     return state, info
+
+
+def write_train_data(path, x, interventions=None):
+    """Write the training data float32 [N, d] (and its interventions uint8 [N, d]) atomically to `path`."""
+    arrays = {"x": np.asarray(x, np.float32)}
+    if interventions is not None:
+        arrays["interventions"] = np.asarray(interventions, np.uint8)
+    with atomic.atomic_path(path, suffix=".npz") as tmp:
+        np.savez(tmp, **arrays)
+
+
+def read_train_data(run, config):
+    """(x float32 [N, d], interventions uint8 [N, d] or None) from the run folder's train_data.npz; DataError
+    naming it when it is missing or unreadable or is not the data of config.json (its data_sha256)."""
+    from jspgfn.dataset import data_fingerprint
+
+    path = Path(run) / TRAIN_DATA
+    why = "the run's stop logit reads its training data (stop_score_offset)"
+    if not path.is_file():
+        raise DataError(path, f"missing: {why}; {SAMPLE_ADVICE}")
+    try:
+        with np.load(path) as arrays:
+            x = np.asarray(arrays["x"], np.float32)
+            interventions = np.asarray(arrays["interventions"], np.uint8) if "interventions" in arrays else None
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise DataError(path, f"not readable training data ({exc}); {SAMPLE_ADVICE}") from None
+    if data_fingerprint(x, interventions) != config.get("data_sha256"):
+        raise DataError(path, f"is not the data this run trained on (its data_sha256 differs); {SAMPLE_ADVICE}")
+    return x, interventions
 
 
 # Options that do not change the result: a resumed run may set them differently.

@@ -254,8 +254,9 @@ def train_group(
     with contextlib.ExitStack() as locks:
         for run in runs:  # a second trainer of any of these folders is refused from here on
             locks.enter_context(runlock.training(run))
-        # trainer.init depends on the seed and the shapes only, not on the data: run 0's serves all.
-        started = [run_folder.start_or_resume(run, trainer, c, s) for run, c, s in zip(runs, configs, seeds)]
+        started = [
+            run_folder.start_or_resume(run, trainer, c, s, *a[:2]) for run, c, s, a in zip(runs, configs, seeds, arrays)
+        ]
         group = RunGroup(trainer, [state for state, _ in started], [a[0] for a in arrays], [a[1] for a in arrays])
         cfg = trainer.cfg
         target = cfg.num_iterations if max_iterations is None else min(int(max_iterations), cfg.num_iterations)
@@ -432,7 +433,8 @@ def _train_until(group, infos, runs, target, deadline, progress):
 
 
 def load_run(run_dir):
-    """(trainer, state, info, config) of a run folder, for sampling (no data needed)."""
+    """(trainer, state, info, config) of a run folder, for sampling: the trainer holds zeros of the data's shape
+    (sampling reads no data), or with stop_score_offset the training data of train_data.npz."""
     from jspgfn.gflownet import checkpoint
 
     run = Path(run_dir)
@@ -440,8 +442,12 @@ def load_run(run_dir):
     if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
         raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
     config = with_family(read_config(run, SAMPLE_ADVICE))
-    x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
-    trainer = build_trainer(config, x, np.zeros_like(x, np.uint8) if config.get("interventional") else None)
+    if config["train_config"].get("stop_score_offset", 0) > 0:
+        x, interventions = run_folder.read_train_data(run, config)
+    else:
+        x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
+        interventions = np.zeros_like(x, np.uint8) if config.get("interventional") else None
+    trainer = build_trainer(config, x, interventions)
     template = jax.eval_shape(lambda: trainer.init(config["seed"]))
     state, info = checkpoint.load(run / CHECKPOINT, template)
     if info["iteration"] < trainer.cfg.num_iterations:

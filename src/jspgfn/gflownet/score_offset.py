@@ -1,0 +1,74 @@
+"""The stop logit shifted by JSP-GFN's own theta-free score of G (option `stop_score_offset`, beyond the paper).
+
+With mu_G the mean of q(theta | G),
+
+  score(G) = log R(G, mu_G) - log q(mu_G | G)
+
+equals log P(D | G) + log P(G) exactly when q(theta | G) is the posterior P(theta | D, G) (P(D, theta | G) /
+P(theta | D, G) does not depend on theta); with the diagonal family at its mean-field optimum it lies below by
+half the log ratio of the posterior precision's diagonal product to its determinant. The network's stop logit
+becomes logit + weight * (score(G) - score(empty)), without gradient, for acting, the loss and sampling alike:
+the network then learns a correction smooth between neighbouring graphs instead of -log P(stop | G), which jumps
+by hundreds of nats per needed edge (docs/jspgfn-beyond-d5.md, twenty-first and twenty-second sessions). The
+score is only as good as q's mean: use it with `theta_elbo` (a direct fit of q), without which q is far off
+early in training and every trajectory runs to the complete DAG.
+
+Linear Gaussian likelihood only: there the empty graph has no parameters, so its score, log R(empty), is exact
+and one constant of the data. The score reads the run's whole training data (not a mini-batch), so a network
+with the offset is bound to its data (`on_data` rebinds it, for the runs of a group).
+"""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from jspgfn.gflownet import policy
+from jspgfn.gflownet.rewards import log_rewards
+
+
+def theta_free_score(out, graphs, model, graph_prior, x, interventions=None):
+    """log R(G, mu_G) - log q(mu_G | G) with mu_G the mean of q(theta | G): out = the network's outputs on
+    graphs uint8 [B, d, d] (loc [B, d, P], scale or tril), x float [N, d], interventions 0/1 [N, d] or
+    None -> float [B]."""
+    node_mask = policy.node_mask_of(model, graphs)  # [B, d, P]
+    mean = jnp.where(node_mask > 0, out["loc"], 0.0)[:, None]  # [B, 1, d, P]
+    log_r = log_rewards(model, graph_prior, mean, graphs, x, x.shape[0], interventions)[:, 0]
+    return log_r - policy.theta_log_prob(out, mean, node_mask)[:, 0]
+
+
+def empty_score(model, graph_prior, x, interventions=None):
+    """log R(empty graph) for x float [N, d]: the empty graph's theta_free_score (it has no parameters) -> []."""
+    d = x.shape[1]
+    zeros = jnp.zeros((1, 1, d, model.theta_shape(d)[-1]))
+    empty = jnp.zeros((1, d, d), jnp.uint8)
+    return log_rewards(model, graph_prior, zeros, empty, x, x.shape[0], interventions)[0, 0]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreOffsetNetwork:
+    """A network (networks.make_network's) whose stop logit is shifted by weight * (theta_free_score(G) -
+    empty_score), without gradient, on the data x float [N, d] (and its interventions [N, d] or None).
+    Its outputs also hold the score, "theta_free_score" [B]."""
+
+    base: object
+    model: object
+    graph_prior: object
+    weight: float
+    x: jax.Array
+    interventions: jax.Array | None = None
+
+    def init(self, *args, **kwargs):
+        return self.base.init(*args, **kwargs)
+
+    def apply(self, params, adjacency, edge_rows=None):
+        out = self.base.apply(params, adjacency, edge_rows)
+        x = jnp.asarray(self.x, jnp.float32)
+        inter = None if self.interventions is None else jnp.asarray(self.interventions, jnp.float32)
+        score = theta_free_score(out, adjacency, self.model, self.graph_prior, x, inter)
+        offset = jax.lax.stop_gradient(score - empty_score(self.model, self.graph_prior, x, inter))
+        return {**out, "stop_logit": out["stop_logit"] + self.weight * offset, "theta_free_score": score}
+
+    def on_data(self, x, interventions=None):
+        """The same network with its score on other data of the same shape (which may be traced)."""
+        return dataclasses.replace(self, x=x, interventions=interventions)
