@@ -14,9 +14,9 @@ only as well as this score ranks the graphs). Linear Gaussian model:
   .venv/bin/python benchmarks/score_stop_offset.py --weight 1 gpu_data/d10er2/1=gpu_data/d10er2/exact1.npz \
       --seeds 0 --eval-at 6000 15000 30000 [--set stop_target_tau=0.1 --set theta_elbo=1]
 
-Every argument but --weight and --d5 is accuracy_seeds.py's (whose table this prints; several datasets train
-together, each run's score on its own data). --d5 trains on flow_diagnosis.py's d=5 datasets instead and prints
-its exact diagnosis (edge RMSE, complete-DAG mass of P_T):
+Every argument but --weight, --d5 and --no-report is accuracy_seeds.py's (whose table this prints; several
+datasets train together, each run's score on its own data). --d5 trains on flow_diagnosis.py's d=5 datasets
+instead and prints its exact diagnosis (edge RMSE, complete-DAG mass of P_T):
 
   .venv/bin/python benchmarks/score_stop_offset.py --weight 1 --d5 --seeds 0 1 2 3 4 --eval-at 6000
 """
@@ -61,6 +61,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     parser.add_argument("--weight", type=float, default=1.0, help="the offset's weight (0: the library's JSP-GFN)")
     parser.add_argument("--d5", action="store_true", help="flow_diagnosis.py's d=5 datasets, diagnosed exactly")
+    parser.add_argument("--no-report", action="store_true", help="no score report (accuracy_seeds.py's table only)")
     args, rest = parser.parse_known_args(argv)
     rest = [*rest, "--set", f"stop_score_offset={args.weight}"]
     note = f"; score stop offset, weight={args.weight}"
@@ -68,7 +69,8 @@ def main(argv=None):
         flow_diagnosis.main(Trainer, rest, note=note)
         return
     print(f"#{note[1:]}", flush=True)
-    accuracy_seeds.main(rest, trainer_class=ReportingTrainer if args.weight > 0 else Trainer)
+    report = args.weight > 0 and not args.no_report
+    accuracy_seeds.main(rest, trainer_class=ReportingTrainer if report else Trainer)
 
 
 if __name__ == "__main__":
