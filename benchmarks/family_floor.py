@@ -7,10 +7,13 @@ weights has precision L = X_Pa^T X_Pa / obs_var + I / prior_var, and the best di
 log marginal by KL = 0.5 (sum_i log L_ii - log det L), a function of the parent set only, so
 P_mf(G) proportional to P(G | D) exp(-sum_j KL(Pa_j)) is structure-modular and the subset DP gives its
 edge marginals exactly. Prints, per dataset: edge RMSE and Pearson r of P_mf against the exact
-posterior, and the expected number of edges under each. JSP-GFN (full) has no such floor (its family
-holds every P(theta | G, D) of the linear Gaussian model).
+posterior, and the expected number of edges under each; given DATA=EXACT (`jspgfn exact`'s .npz), also the
+summed gap sum_j KL(Pa_j) over the exact posterior's samples (mean and standard deviation, nats): what a
+theta-free score from the best diagonal q lies below the exact log P(D | G) on the posterior's graphs.
+JSP-GFN (full) has no such floor (its family holds every P(theta | G, D) of the linear Gaussian model).
 
   .venv/bin/python benchmarks/family_floor.py results/quick/medium_graphs_d10_er1/data/{0,1,2,3,4}
+  .venv/bin/python benchmarks/family_floor.py gpu_data/d10er2/3=gpu_data/d10er2/exact3.npz
 """
 
 import argparse
@@ -40,6 +43,13 @@ def mean_field_gaps(model, x):
     return gaps
 
 
+def graph_gaps(gaps, graphs):
+    """sum_j gaps[code of Pa_j] for graphs uint8 [S, d, d] (graphs[s, i, j] = 1 iff i -> j) -> float64 [S]."""
+    d = graphs.shape[-1]
+    codes = (np.asarray(graphs, np.int64) << np.arange(d)[None, :, None]).sum(axis=1)  # [S, d]
+    return gaps[codes].sum(axis=1)
+
+
 def compare(a, b):
     off = ~np.eye(a.shape[0], dtype=bool)
     return float(np.sqrt(np.mean((a[off] - b[off]) ** 2))), float(np.corrcoef(a[off], b[off])[0, 1])
@@ -47,23 +57,30 @@ def compare(a, b):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("datasets", nargs="+", help="dataset folders (linear Gaussian, d <= ~16)")
+    parser.add_argument(
+        "datasets", nargs="+", metavar="DATA[=EXACT]", help="dataset folders (linear Gaussian, d <= ~16)"
+    )
     parser.add_argument("--obs-var", type=float, default=0.01)
     parser.add_argument("--prior-var", type=float, default=1.0)
     args = parser.parse_args()
     model = get_model("lingauss", obs_var=args.obs_var, prior_var=args.prior_var)
-    print("dataset  rmse_mf  pearson_mf  edges_mf  edges_exact")
+    print("dataset  rmse_mf  pearson_mf  edges_mf  edges_exact  gap_on_exact_samples")
     rows = []
-    for folder in args.datasets:
+    for spec in args.datasets:
+        folder, _, exact_path = spec.partition("=")
         x = load_dataset(folder).train
         scores = local_scores(model, x)
         exact = subset_posterior(scores).edge
         finite = np.isfinite(scores)
-        mf_scores = np.where(finite, scores - mean_field_gaps(model, x)[None, :], -np.inf)
-        mf = subset_posterior(mf_scores).edge
+        gaps = mean_field_gaps(model, x)
+        mf = subset_posterior(np.where(finite, scores - gaps[None, :], -np.inf)).edge
         rmse, r = compare(mf, exact)
         rows.append(rmse)
-        print(f"{folder}  {rmse:7.3f}  {r:10.3f}  {mf.sum():8.1f}  {exact.sum():11.1f}", flush=True)
+        gap = "-"
+        if exact_path:
+            sample_gaps = graph_gaps(gaps, np.load(exact_path)["graphs"])
+            gap = f"{sample_gaps.mean():.1f} +- {sample_gaps.std():.1f}"
+        print(f"{folder}  {rmse:7.3f}  {r:10.3f}  {mf.sum():8.1f}  {exact.sum():11.1f}  {gap}", flush=True)
     print(f"mean rmse_mf {np.mean(rows):.3f} (max {np.max(rows):.3f})")
 
 
