@@ -22,6 +22,7 @@ import itertools
 import numpy as np
 
 from jspgfn.dataset import load_dataset
+from jspgfn.exact import load_exact
 from jspgfn.exact_dp import local_scores, subset_posterior
 from jspgfn.models import get_model
 
@@ -78,7 +79,7 @@ def main():
         rows.append(rmse)
         gap = "-"
         if exact_path:
-            sample_gaps = graph_gaps(gaps, np.load(exact_path)["graphs"])
+            sample_gaps = graph_gaps(gaps, load_exact(exact_path).graphs)
             gap = f"{sample_gaps.mean():.1f} +- {sample_gaps.std():.1f}"
         print(f"{folder}  {rmse:7.3f}  {r:10.3f}  {mf.sum():8.1f}  {exact.sum():11.1f}  {gap}", flush=True)
     print(f"mean rmse_mf {np.mean(rows):.3f} (max {np.max(rows):.3f})")
