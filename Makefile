@@ -43,8 +43,9 @@ paper: $(STAMP)
 	$(SNAKEMAKE)
 	$(BIN)/snakemake $(DATASETS_CAP) --report figures/report.html
 
+# --durations: the 25 slowest tests, listed before the summary line (where the suite's time goes).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 # docs/results.md and docs/results/*.png from a finished quick run (benchmarks/results_page.py).
 results-page: $(STAMP)

@@ -9,8 +9,8 @@ all 29,281 DAGs (jspgfn.gflownet.exact_flows) to compare three distributions ove
 P_T far from q means the graph part (stop / edge logits) is at fault; q far from exact means q(theta | G).
 rmse_mf: the same for the best diagonal q (mean field, KL gap in closed form): the floor of the diag family.
 Columns: edge RMSE of P_T / P_q against exact, and of P_T against P_q; total variation TV(P_T, exact);
-the mass of complete DAGs (10 edges) under P_T, P_q and exact; mean edges; the flow-weighted mean
-|log P(stop | G) - log P*(stop | G)| under the exact optimal policy for the exact target (stop err);
+the mass of complete DAGs (10 edges) under P_T, P_q and exact; mean edges (P_T, exact, the floor); the
+flow-weighted mean |log P(stop | G) - log P*(stop | G)| under the exact optimal policy for the exact target (stop err);
 the share of replay transitions that start from a graph with >= 7 edges (replay dense) against the
 share of the optimal flow through such graphs (F* dense). --classes: the expected edges per graph of P_T and
 of exact on the true graph's edges, their reversals and elsewhere (which kind of edge a leak adds).
@@ -151,6 +151,7 @@ def diagnose(trainer, state, lattice, log_exact, x, levels=False, true_graph=Non
         "complete_exact": float(np.exp(log_exact)[complete].sum()),
         "edges_pt": float(np.exp(log_pt) @ lattice.num_edges),
         "edges_exact": float(np.exp(log_exact) @ lattice.num_edges),
+        "edges_mf": float(np.exp(log_mf) @ lattice.num_edges),
         "stop_err": float((flow_w * stop_err)[~forced].sum() / flow_w[~forced].sum()),
         "replay_dense": float(np.mean(stored >= 7)) if len(stored) else float("nan"),
         "fopt_dense": float(flow_w[dense].sum() / flow_w.sum()),
@@ -161,7 +162,7 @@ def diagnose(trainer, state, lattice, log_exact, x, levels=False, true_graph=Non
         row["classes_exact"] = edge_classes(edge_marginals(lattice, log_exact), true_graph)
     if levels:
         kmax = d * (d - 1) // 2
-        for name, log_p in (("P_T", log_pt), ("P_q", log_q), ("exact", log_exact)):
+        for name, log_p in (("P_T", log_pt), ("P_q", log_q), ("floor", log_mf), ("exact", log_exact)):
             mass = np.bincount(lattice.num_edges, np.exp(log_p), minlength=kmax + 1)
             print(f"    mass by edge count {name:5s}: " + " ".join(f"{v:.1e}" for v in mass), flush=True)
         reach = np.bincount(lattice.num_edges, np.exp(log_flow), minlength=kmax + 1)
@@ -227,7 +228,7 @@ def main(trainer_class=Trainer, argv=None, note=""):
     lattice = exact_flows.dag_lattice(5)
     header = (
         "seed   iter  train_s  rmse_PT  rmse_q  PT~q  rmse_mf    TV    sumPT  complete:PT     q      exact  "
-        "edges:PT exact  stop_err  replay_dense F*_dense"
+        "edges:PT exact floor  stop_err  replay_dense F*_dense"
     )
     print(header, flush=True)
     final = []
@@ -247,7 +248,8 @@ def main(trainer_class=Trainer, argv=None, note=""):
                 f"{seed:4d} {done:6d} {elapsed:8.0f} {r['rmse_pt']:8.3f} {r['rmse_q']:7.3f} {r['rmse_pt_q']:6.3f} "
                 f"{r['rmse_mf']:7.3f} "
                 f"{r['tv']:6.3f} {r['sum_pt']:7.4f} {r['complete_pt']:10.2e} {r['complete_q']:8.1e} "
-                f"{r['complete_exact']:8.1e} {r['edges_pt']:7.2f} {r['edges_exact']:5.2f} {r['stop_err']:9.2f} "
+                f"{r['complete_exact']:8.1e} {r['edges_pt']:7.2f} {r['edges_exact']:5.2f} {r['edges_mf']:5.2f} "
+                f"{r['stop_err']:9.2f} "
                 f"{r['replay_dense']:12.3f} {r['fopt_dense']:8.3f}",
                 flush=True,
             )
