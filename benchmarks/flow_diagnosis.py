@@ -218,11 +218,11 @@ def main(trainer_class=Trainer, argv=None, note=""):
     args = parser.parse_args(argv)
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
-    cfg = get_preset(args.preset, **overrides)
-    eval_at = sorted(set(args.eval_at or [cfg.num_iterations]))
+    eval_at = sorted(set(args.eval_at or [get_preset(args.preset).num_iterations]))
+    cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})  # schedules span the last point
     print(
         f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
-        f"model={args.model} graph={args.graph} overrides={overrides}{note}",
+        f"model={args.model} graph={args.graph} num_iterations={cfg.num_iterations} overrides={overrides}{note}",
         flush=True,
     )
     lattice = exact_flows.dag_lattice(5)
@@ -241,7 +241,7 @@ def main(trainer_class=Trainer, argv=None, note=""):
         state = trainer.init(args.train_seed)
         done, elapsed = 0, 0.0
         for target in eval_at:
-            state, done, seconds = train_to(trainer, state, done, min(target, cfg.num_iterations))
+            state, done, seconds = train_to(trainer, state, done, target)
             elapsed += seconds
             r = diagnose(trainer, state, lattice, log_exact, ds.train, args.levels, ds.graph if args.classes else None)
             print(
