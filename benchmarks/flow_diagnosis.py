@@ -220,6 +220,8 @@ def main(trainer_class=Trainer, argv=None, note=""):
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     eval_at = sorted(set(args.eval_at or [get_preset(args.preset).num_iterations]))
     cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})  # schedules span the last point
+    if eval_at[-1] > cfg.num_iterations:
+        parser.error(f"--eval-at {eval_at[-1]} is past num_iterations={cfg.num_iterations} (the schedules' end)")
     print(
         f"# cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} jax={jax.__version__} preset={args.preset} "
         f"model={args.model} graph={args.graph} num_iterations={cfg.num_iterations} overrides={overrides}{note}",
