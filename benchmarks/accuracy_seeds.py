@@ -110,7 +110,7 @@ def main(argv=None, trainer_class=Trainer):
                 flush=True,
             )
             if hasattr(trainer, "report"):  # a subclass's own diagnosis of this run (score_stop_offset.py)
-                trainer.report(group.state(k).params, graphs, exacts[i], datas[i])
+                trainer.report(group.state(k), graphs, exacts[i], datas[i])
         last = [row for row in rows if row["iteration"] == done]
         for name in names:
             mine = [row["rmse"] for row in last if row["dataset"] == name]

@@ -39,10 +39,11 @@ from jspgfn.gflownet.core import Trainer  # noqa: E402
 class ReportingTrainer(Trainer):
     """The library's Trainer, with the score's report that accuracy_seeds.py calls after each evaluation."""
 
-    def report(self, params, graphs, exact, data):
+    def report(self, state, graphs, exact, data):
         """Print the theta-free score against the exact one on the distinct graphs among `graphs` uint8 [K, d, d]
         (the sampler's) and among the exact posterior's samples (exact: accuracy_exact_edges.load_exact), for the
-        run on data float32 [N, d]."""
+        run (Trainer state) on data float32 [N, d]."""
+        params = state.params
         apply = jax.jit(self.network_on(data, None).apply)
         for name, sample in (("sampler", graphs), ("exact posterior", exact.graphs)):
             distinct = np.unique(np.asarray(sample, np.uint8), axis=0)
