@@ -18,7 +18,8 @@ evaluation prints what may drive the descent:
       --eval-at 3000 6000 10000 15000 20000 25000 30000 --set stop_score_offset=1 --set stop_target_tau=0.1 \
       --set theta_elbo=1 [--set replay_capacity=240000]
 
-Every argument but --graphs is accuracy_seeds.py's. The estimate of log P_T errs low in log space (unbiased in
+Every argument but --graphs and --orders is accuracy_seeds.py's (--orders: the Monte Carlo orders per graph of
+the log P_T estimate, 64 by default). The estimate of log P_T errs low in log space (unbiased in
 probability), more on graphs with more edges, so the per-edge figure carries a small negative bias of its own.
 """
 
@@ -63,6 +64,7 @@ class DescentTrainer(Trainer):
     """The library's Trainer, with the report that accuracy_seeds.py calls after each evaluation."""
 
     num_graphs = 150
+    orders_per_graph = 64  # Monte Carlo orders of the log P_T estimate (log_pt.log_prob_graphs' num_samples)
 
     def report(self, state, graphs, exact, data):
         """Print the replay by edge count and log P_T against the exact log R on the sampler's graphs (uint8
@@ -81,7 +83,8 @@ class DescentTrainer(Trainer):
         theirs = distinct_subset(exact.graphs, self.num_graphs, rng)
         pooled = np.concatenate([mine, theirs])
         scorer = TrajectoryScorer(self.network_on(data, None).apply, state.params, d, self.cfg.max_parents)
-        log_pt = log_prob_graphs(scorer, pooled, rng, proposal="mixture") + scorer.log_edges(pooled)[1]
+        log_g = log_prob_graphs(scorer, pooled, rng, num_samples=self.orders_per_graph, proposal="mixture")
+        log_pt = log_g + scorer.log_edges(pooled)[1]
         log_r = log_marginal_likelihood_graphs(self.model, data, pooled, graph_prior=self.graph_prior)
         residual = log_pt - log_r
         edges = pooled.sum(axis=(1, 2)).astype(float)
@@ -102,9 +105,10 @@ class DescentTrainer(Trainer):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     parser.add_argument("--graphs", type=int, default=150, help="distinct graphs of each side for log P_T")
+    parser.add_argument("--orders", type=int, default=64, help="Monte Carlo orders per graph for log P_T")
     args, rest = parser.parse_known_args(argv)
-    DescentTrainer.num_graphs = args.graphs
-    print(f"# descent trace; {args.graphs} distinct graphs a side for log P_T", flush=True)
+    DescentTrainer.num_graphs, DescentTrainer.orders_per_graph = args.graphs, args.orders
+    print(f"# descent trace; {args.graphs} distinct graphs a side, {args.orders} orders each for log P_T", flush=True)
     accuracy_seeds.main(rest, trainer_class=DescentTrainer)
 
 
