@@ -5,8 +5,9 @@
 #
 #   bash benchmarks/gpu/offset_d10_gpu.sh offset   # stop_score_offset=1 theta_elbo=1 stop_target_tau=0.1
 #   bash benchmarks/gpu/offset_d10_gpu.sh target   # stop_target_tau=0.1 alone, the same twenty runs
+#   EXTRA="--set replay_capacity=20000" bash benchmarks/gpu/offset_d10_gpu.sh offset   # more options (EXTRA)
 #
-# Log in $OUT/offset_d10_<setting>.log ($OUT: a writable folder); each setting has a time limit (TIME_LIMIT
+# Log in $OUT/offset_d10_<setting>[_extra].log ($OUT: a writable folder); each setting has a time limit (TIME_LIMIT
 # seconds, default 480) and prints each evaluation as it ends, so what finished is kept. EVAL_AT (default
 # "6000 15000 30000") sets the evaluations; the schedules span the last, as in the lab notes' 30,000-iteration runs.
 # dm-haiku comes from the wheels in .whl/ when there are some (JAX with CUDA is the machine's own).
@@ -15,9 +16,10 @@ SETTING=${1:-offset}
 OUT=${OUT:-/tmp/offset_d10_out}
 EVAL_AT=${EVAL_AT:-6000 15000 30000}
 TIME_LIMIT=${TIME_LIMIT:-480}
+EXTRA=${EXTRA:-}
 DATA=${DATA:-/tmp/offset_d10_data}
 mkdir -p "$OUT" "$DATA"
-LOG="$OUT/offset_d10_$SETTING.log"
+LOG="$OUT/offset_d10_${SETTING}${EXTRA:+_extra}.log"  # with EXTRA: offset_d10_<setting>_extra.log
 : > "$LOG"
 case "$SETTING" in
     offset) SCRIPT=benchmarks/score_stop_offset.py; OPTIONS="--weight 1 --no-report --set theta_elbo=1" ;;
@@ -30,7 +32,7 @@ fi
 export PYTHONPATH=$PWD/src:/tmp/site
 PY=${PY:-python3}
 {
-    echo "# benchmarks/gpu/offset_d10_gpu.sh $SETTING, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "# benchmarks/gpu/offset_d10_gpu.sh $SETTING $EXTRA, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "# no nvidia-smi"
     $PY -c "import jax; print('# jax', jax.__version__, jax.devices())"
 } 2>&1 | tee -a "$LOG"
@@ -48,7 +50,7 @@ for graph in er1 er2; do
         PAIRS+=("$dir=$exact")
     done
 done
-# shellcheck disable=SC2086  # OPTIONS and EVAL_AT are word lists
+# shellcheck disable=SC2086  # OPTIONS, EXTRA and EVAL_AT are word lists
 timeout "$TIME_LIMIT" $PY $SCRIPT "${PAIRS[@]}" --seeds 0 1 --eval-at $EVAL_AT --set stop_target_tau=0.1 $OPTIONS \
-    2>&1 | tee -a "$LOG"
+    $EXTRA 2>&1 | tee -a "$LOG"
 echo "(status ${PIPESTATUS[0]}; 124: stopped by the time limit, the rows above finished)" | tee -a "$LOG"
