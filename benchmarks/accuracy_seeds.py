@@ -109,7 +109,7 @@ def main(argv=None, trainer_class=Trainer):
                 f"{names[i]}  {seed:4d} {done:6d} {elapsed:8.0f} {rmse:9.3f} {r:8.3f} {edges:6.1f} {exact_edges:8.1f}",
                 flush=True,
             )
-            if hasattr(trainer, "report"):  # a subclass's own diagnosis of this run (score_stop_offset.py)
+            if hasattr(trainer, "report"):  # a subclass's own diagnosis (score_stop_offset.py, descent_trace.py)
                 trainer.report(group.state(k), graphs, exacts[i], datas[i])
         last = [row for row in rows if row["iteration"] == done]
         for name in names:

@@ -34,6 +34,7 @@ import accuracy_seeds  # noqa: E402
 from jspgfn.conjugate import log_marginal_likelihood_graphs  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer, log_prob_graphs  # noqa: E402
+from log_pt_decomposition import fit_line  # noqa: E402
 
 EDGE_BIN = 5
 
@@ -50,8 +51,7 @@ def ols(x, y):
     """Slope of y on x and Pearson r (x, y float [K]); nan for fewer than 3 points or constant x."""
     if len(x) < 3 or np.ptp(x) == 0:
         return float("nan"), float("nan")
-    slope = np.polyfit(x, y, 1)[0]
-    return float(slope), float(np.corrcoef(x, y)[0, 1])
+    return fit_line(x, y)
 
 
 def share_by_edges(edge_counts, num_bins):
