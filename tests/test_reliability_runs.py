@@ -218,6 +218,24 @@ def test_stale_temporary_files_are_removed_by_the_next_write(tmp_path):
         atomic.write_text(tmp_path, "x")
 
 
+@pytest.mark.parametrize("mask, file_mode, folder_mode", [(0o022, 0o644, 0o755), (0o077, 0o600, 0o700)])
+def test_finished_files_and_folders_follow_the_umask(tmp_path, mask, file_mode, folder_mode):
+    """mkstemp / mkdtemp make private temporaries (0600 / 0700); what is renamed into place gets the mode a
+    plain open() or mkdir() would give under the umask, so results on a shared machine stay readable."""
+    previous = os.umask(mask)
+    try:
+        atomic.write_text(tmp_path / "a.txt", "x")
+        with atomic.atomic_path(tmp_path / "b.npz") as tmp:
+            np.savez(tmp, x=np.zeros(2))
+        assert cli_main(["generate", "--d", "3", "--n", "5", "--seed", "0", "--out", str(tmp_path / "data")]) == 0
+    finally:
+        os.umask(previous)
+    assert atomic.umask() == previous
+    for path in [tmp_path / "a.txt", tmp_path / "b.npz", *sorted((tmp_path / "data").iterdir())]:
+        assert path.stat().st_mode & 0o777 == file_mode, path
+    assert (tmp_path / "data").stat().st_mode & 0o777 == folder_mode
+
+
 def test_stale_checkpoint_temporary_is_removed_on_resume(data_dir, tmp_path):
     run = tmp_path / "run"
     assert cli_main(train_args(data_dir, run, "--max-iterations", "10")) == 3

@@ -3,6 +3,8 @@
 The temporary file is `.<name>.<8 random characters>.tmp<suffix>` next to the target. A process
 killed while writing (SIGKILL, a cluster's time limit) leaves it behind; the next write of the same
 target removes such leftovers (see `remove_stale_temporaries`), folders written whole included.
+A finished file gets the permissions a plain open() would give it under the process's umask (usually
+0644), not mkstemp's private 0600: results on a shared machine or cluster stay readable by the group.
 """
 
 import contextlib
@@ -24,6 +26,22 @@ def _temporary_name_pattern(name, suffix):
     # tempfile.mkstemp puts 8 characters of [a-z0-9_] between prefix and suffix; matching exactly
     # that (anchored at both ends) keeps the temporaries of another target (say "a.b" next to "a") apart.
     return re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp{re.escape(suffix)}")
+
+
+def umask():
+    """The process's umask (Linux reads it without changing it; elsewhere it is set and put back)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def default_mode(folder=False):
+    """The mode open() (0o666) or mkdir() (0o777) would give a new file or folder under the umask."""
+    return (0o777 if folder else 0o666) & ~umask()
 
 
 def remove_stale_temporaries(path, suffix=""):
@@ -78,6 +96,7 @@ def atomic_path(path, suffix=None):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, default_mode())  # mkstemp's 0600 would make every result private
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -412,6 +412,7 @@ def write_dataset_folder(out, dataset):
     old = None
     try:
         write_dataset(tmp, dataset)
+        os.chmod(tmp, atomic.default_mode(folder=True))  # mkdtemp's 0700 would make the dataset private
         if out.exists():
             # ".tmp" as well: a kill before the rmtree below leaves it to remove_stale_temporaries
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
