@@ -37,6 +37,7 @@ class TrainState(NamedTuple):
     trajectories: trajlib.Trajectories | None = None  # only with the trajectory term (trajectory_balance > 0)
     priorities: jax.Array | None = None  # float [C], only with prioritised replay (replay_priority > 0)
     target_params: dict | None = None  # Polyak average of params, only with stop_target_tau > 0
+    anchor: replaylib.Replay | None = None  # the prefill's transitions, only with replay_anchor > 0
 
 
 def sub_config(cls, cfg, **given):
@@ -140,14 +141,22 @@ class Trainer:
         opt_state = self.optimizer.init(params)
         env = envlib.reset(cfg.num_envs, d)
         replay = replaylib.init(cfg.replay_capacity, d)
+        # with replay_anchor the prefill fills a buffer of its own size, kept, and the replay gets its recent part
+        anchor = replaylib.init(cfg.prefill * cfg.num_envs, d) if cfg.replay_anchor > 0 else None
+        filled = replay if anchor is None else anchor
         traj = trajlib.init(cfg.num_envs, cfg.trajectory_capacity, d) if cfg.trajectory_balance > 0 else None
         if cfg.explore_policy_stop:
-            env, replay, traj = self.prefill_exploring(params, env, replay, k_fill, traj, data, interventions)
+            env, filled, traj = self.prefill_exploring(params, env, filled, k_fill, traj, data, interventions)
         else:
-            env, replay, traj = prefill_replay(env, replay, k_fill, cfg.prefill, cfg.max_parents, traj)
+            env, filled, traj = prefill_replay(env, filled, k_fill, cfg.prefill, cfg.max_parents, traj)
+        if anchor is None:
+            replay = filled
+        else:
+            anchor, replay = filled, replaylib.with_recent(replay, filled)
         priorities = replaylib.init_priorities(cfg.replay_capacity) if cfg.replay_priority > 0 else None
         target = params if cfg.stop_target_tau > 0 else None
-        return TrainState(params, opt_state, env, replay, key, jnp.zeros((), jnp.int32), traj, priorities, target)
+        step = jnp.zeros((), jnp.int32)
+        return TrainState(params, opt_state, env, replay, key, step, traj, priorities, target, anchor)
 
     @functools.partial(jax.jit, static_argnums=0)
     def prefill_exploring(self, params, env, replay, key, traj=None, data=None, interventions=None):
@@ -239,7 +248,9 @@ class Trainer:
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
         priorities = state.priorities
-        if priorities is None:
+        if state.anchor is not None:
+            graphs, acts = replaylib.sample_mixed(replay, state.anchor, k_rep, cfg.batch_size, cfg.anchor_batch)
+        elif priorities is None:
             graphs, acts, _ = replaylib.sample(replay, k_rep, cfg.batch_size)
         else:
             priorities = replaylib.add_priorities(priorities, state.replay, ~is_stop)
@@ -270,7 +281,7 @@ class Trainer:
             # Until the target is used it is a copy of the network (step size 1), then a Polyak average.
             tau = jnp.where(use_target, cfg.stop_target_tau, 1.0)
             target = optax.incremental_update(params, target, tau)
-        new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities, target)
+        new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities, target, state.anchor)
         return new, metrics
 
     @functools.partial(jax.jit, static_argnums=(0, 2))

@@ -28,6 +28,8 @@ class TrainConfig:
         0.0  # alpha of prioritised replay by |residual| (0: uniform, the paper's), beyond the paper
     )
     prefill: int = 1000  # uniform acting steps before training
+    # > 0: this share of every batch from the prefill's transitions, kept for the whole run; beyond the paper
+    replay_anchor: float = 0.0
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
@@ -87,11 +89,24 @@ class TrainConfig:
             raise JspgfnError(
                 "training option stop_target_until must be above stop_target_after (else the target is never used)"
             )
+        if new.replay_anchor > 0:
+            if not 0 < new.anchor_batch < new.batch_size:
+                raise JspgfnError(
+                    f"training option replay_anchor {new.replay_anchor} takes {new.anchor_batch} of a batch of "
+                    f"{new.batch_size}: it must leave at least one transition to each buffer"
+                )
+            if new.prefill == 0 or new.replay_priority > 0:
+                raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
             )
         return new
+
+    @property
+    def anchor_batch(self):
+        """Transitions per batch drawn from the kept prefill (replay_anchor): 0 when it is off."""
+        return round(self.replay_anchor * self.batch_size)
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -151,6 +166,7 @@ _RANGES = {
         (
             "stop_target_tau",
             "stop_target_after",
+            "replay_anchor",
             "stop_target_until",
             "exploration_start",
             "exploration_end",

@@ -9,6 +9,9 @@ Sampling is uniform (the paper's), or prioritised (beyond the paper): with `prio
 with probability proportional to priority ** alpha. The SubTB conditions have the same solution under
 any sampling distribution of full support (section 3.3 of the paper), so no importance weights are
 needed; see docs/decisions.md, "JSP-GFN beyond d=5".
+
+With `replay_anchor` (beyond the paper) the prefill's transitions are also kept in a second buffer for
+the whole run, and a fixed share of every batch is drawn from it (`with_recent`, `sample_mixed`).
 """
 
 from typing import NamedTuple
@@ -51,6 +54,23 @@ def sample(replay, key, batch_size):
     """Uniform sample (with replacement) of stored transitions: (graphs [B, d, d], actions [B], indices [B])."""
     idx = jax.random.randint(key, (batch_size,), 0, jnp.maximum(replay.size, 1))
     return replay.graphs[idx], replay.actions[idx], idx
+
+
+def with_recent(replay, source):
+    """`replay` after inserting the most recent min(source.size, C) transitions of `source`, a buffer that
+    has not wrapped (its transitions at positions 0 .. size - 1, in insertion order)."""
+    capacity = replay.actions.shape[0]
+    positions = jnp.arange(source.actions.shape[0])
+    recent = (positions < source.size) & (positions >= source.size - capacity)
+    return add(replay, source.graphs, source.actions, recent)
+
+
+def sample_mixed(replay, anchor, key, batch_size, anchor_size):
+    """A uniform sample of batch_size - anchor_size transitions of `replay` followed by anchor_size of
+    `anchor` (both with replacement): (graphs [B, d, d], actions [B]). anchor_size is static."""
+    graphs, actions, _ = sample(replay, key, batch_size - anchor_size)
+    kept_graphs, kept_actions, _ = sample(anchor, jax.random.fold_in(key, 2), anchor_size)
+    return jnp.concatenate([graphs, kept_graphs]), jnp.concatenate([actions, kept_actions])
 
 
 def init_priorities(capacity):

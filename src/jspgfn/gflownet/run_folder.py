@@ -121,6 +121,7 @@ FREE_OPTIONS = ("checkpoint_every_seconds",)
 
 def check_same_run(old, new, run_dir):
     """JspgfnError naming run_dir when config `new` is not the run of `old` (its config.json) that it resumes."""
+    from jspgfn.gflownet.presets import TrainConfig
     from jspgfn.gflownet.train import with_family
     from jspgfn.models import get_model
 
@@ -139,7 +140,9 @@ def check_same_run(old, new, run_dir):
     ):
         a, b = old.get(key), new.get(key)
         if key == "train_config":
-            a = {k: v for k, v in (a or {}).items() if k not in FREE_OPTIONS}
+            # an option the old run's version did not have yet ran as its default (options start off)
+            a = {**TrainConfig().to_dict(), **(a or {})}
+            a = {k: v for k, v in a.items() if k not in FREE_OPTIONS}
             b = {k: v for k, v in (b or {}).items() if k not in FREE_OPTIONS}
             diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
             if diff:
