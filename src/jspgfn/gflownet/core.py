@@ -18,7 +18,7 @@ import optax
 
 from jspgfn.errors import JspgfnError
 from jspgfn.gflownet import env as envlib
-from jspgfn.gflownet import policy
+from jspgfn.gflownet import policy, score_exploration
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet import trajectories as trajlib
 from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss
@@ -100,6 +100,11 @@ class Trainer:
                 f"stop_score_offset is for the linear Gaussian model only, not {type(self.model).__name__} "
                 "(the score of the empty graph must be exact: no parameters)"
             )
+        if self.cfg.explore_score_temperature > 0 and type(self.model) is not LinearGaussian:
+            raise JspgfnError(
+                f"explore_score_temperature is for the linear Gaussian model only, not {type(self.model).__name__} "
+                "(it needs the closed-form marginal likelihood)"
+            )
 
     @functools.cached_property
     def network(self):
@@ -167,10 +172,11 @@ class Trainer:
         choose = lambda env, k: self.act(params, env, k, 1.0, network)  # noqa: E731
         return _prefill_scan(env, replay, key, self.cfg.prefill, traj, choose)
 
-    def act(self, params, env, key, epsilon, network=None):
+    def act(self, params, env, key, epsilon, network=None, data=None, interventions=None):
         """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]. With
-        explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs).
-        network: the run's (network_on), default the trainer's."""
+        explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs); with
+        explore_score_temperature it follows the score gains on `data` (score_exploration). network, data,
+        interventions: the run's (network_on), default the trainer's."""
         k_mix, k_act = jax.random.split(key)
         out = (self.network if network is None else network).apply(params, env.adjacency)
         emask = envlib.edge_mask(env, self.cfg.max_parents)
@@ -178,6 +184,11 @@ class Trainer:
         amask = envlib.action_mask(env, self.cfg.max_parents)
         if self.cfg.explore_policy_stop:
             exploratory = policy.exploration_log_probs(logp, amask)
+        elif self.cfg.explore_score_temperature > 0:
+            if data is None:
+                data, interventions = self.data, self.interventions
+            gains = score_exploration.edge_gains(self.model, self.graph_prior, data, interventions, env.adjacency)
+            exploratory = score_exploration.exploration_logits(gains, amask, self.cfg.explore_score_temperature)
         else:
             exploratory = policy.uniform_logits(amask)
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
@@ -244,7 +255,8 @@ class Trainer:
         cfg = self.cfg
         key, k_act, k_rep, k_theta, k_rows = jax.random.split(state.key, 5)
         network = self.network_on(data, interventions)
-        actions = self.act(state.params, state.env, k_act, exploration(cfg, state.step), network)
+        epsilon = exploration(cfg, state.step)
+        actions = self.act(state.params, state.env, k_act, epsilon, network, data, interventions)
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
         priorities = state.priorities

@@ -35,6 +35,9 @@ class TrainConfig:
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
     # exploration (and the prefill) keep the policy's P(stop | G), a uniform edge otherwise; beyond the paper
     explore_policy_stop: bool = False
+    # > 0: exploration draws edges by exp(closed-form score gain / T), the stop by 1; linear Gaussian only,
+    # beyond the paper (score_exploration.py)
+    explore_score_temperature: float = 0.0
     # objective
     batch_size: int = 128  # transitions per update
     num_theta_samples: int = 4  # S (S x S pairs per transition)
@@ -97,6 +100,8 @@ class TrainConfig:
                 )
             if new.prefill == 0 or new.replay_priority > 0:
                 raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
+        if new.explore_score_temperature > 0 and new.explore_policy_stop:
+            raise JspgfnError("training options explore_score_temperature and explore_policy_stop exclude each other")
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
@@ -159,6 +164,7 @@ _RANGES = {
             "checkpoint_every_seconds",
             "stop_count_scale",
             "stop_score_offset",
+            "explore_score_temperature",
         ),
         _NON_NEGATIVE,
     ),

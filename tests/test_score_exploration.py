@@ -1,0 +1,133 @@
+"""Exploration by the closed-form score gains (option explore_score_temperature, gflownet/score_exploration.py).
+
+The gains against conjugate.py's float64 closed form (with and without interventions); the exploratory
+actions' law against softmax(gain / T) with the stop at 1 (a chi-square test); a d=3 sampler trained with it
+against the exact posterior (only the behaviour policy changes); groups, resume and refusals.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from jspgfn import conjugate
+from jspgfn.errors import JspgfnError
+from jspgfn.generate import generate
+from jspgfn.gflownet import env as envlib
+from jspgfn.gflownet import score_exploration
+from jspgfn.gflownet.sample import sample_graphs
+from jspgfn.gflownet.train import train, train_group
+from jspgfn.models import LinearGaussian, get_graph_prior
+from test_gflownet_posterior import CONFIG, TOLERANCE, exact_edge_marginals
+from test_gflownet_train import TINY, _leaves
+
+EXPLORE = {"explore_score_temperature": 1.0}
+
+
+def _random_dags(rng, num, d, p=0.4):
+    graphs = np.zeros((num, d, d), np.uint8)
+    for graph in graphs:
+        order = rng.permutation(d)
+        for a in range(d):
+            for b in range(a + 1, d):
+                graph[order[a], order[b]] = rng.random() < p
+    return graphs
+
+
+@pytest.mark.parametrize("intervened", [False, True])
+def test_the_gains_are_the_closed_form_marginal_likelihood_ratios(intervened):
+    rng = np.random.default_rng(0)
+    d = 5
+    x = rng.normal(size=(40, d)) * rng.uniform(0.2, 2.0, size=d)
+    x[:, 2] += 0.9 * x[:, 0]
+    interventions = (rng.random((40, d)) < 0.2).astype(np.float32) if intervened else None
+    model = LinearGaussian(obs_var=0.1, prior_mean=0.3, prior_var=2.0)
+    prior = get_graph_prior("erdos_renyi", d)
+    graphs = _random_dags(rng, 6, d)
+    gains = np.asarray(score_exploration.edge_gains(model, prior, x.astype(np.float32), interventions, graphs))
+    checked = 0
+    for graph, gain in zip(graphs, gains):
+        for i in range(d):
+            for j in range(d):
+                if i == j or graph[i, j]:
+                    continue
+                parents = list(np.nonzero(graph[:, j])[0])
+                expected = (
+                    conjugate.log_marginal_likelihood_local(model, x, j, parents + [i], interventions)
+                    - conjugate.log_marginal_likelihood_local(model, x, j, parents, interventions)
+                    + prior.log_edge_weight
+                )
+                assert abs(gain[i, j] - expected) < 2e-3 * max(1.0, abs(expected)), (i, j, gain[i, j], expected)
+                checked += 1
+    assert checked > 50
+
+
+def test_exploratory_actions_follow_the_score_gains(tmp_path):
+    """With epsilon 1 the action at a graph is drawn from softmax(gain / T) over the valid edges and the stop
+    (whose logit is 0); T = 20 spreads it over several actions. Chi-square over 6,000 environments."""
+    ds = generate("er1", "linear", 4, 30, 10, 3)
+    options = {**TINY, "explore_score_temperature": 20.0}
+    trainer, state, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "run", overrides=options, progress=False)
+    env = envlib.reset(6000, 4)
+    graph = np.zeros((4, 4), np.uint8)
+    graph[0, 1] = 1
+    env = envlib.add_edges(env, jnp.zeros(6000, jnp.int32), jnp.ones(6000, jnp.int32))
+    actions = np.asarray(trainer.act(state.params, env, jax.random.PRNGKey(5), 1.0))
+    gains = score_exploration.edge_gains(trainer.model, trainer.graph_prior, trainer.data, None, graph[None])
+    mask = envlib.action_mask(env, None)[:1]
+    probs = np.asarray(jax.nn.softmax(score_exploration.exploration_logits(gains, mask, 20.0)[0]))
+    probs = probs.astype(np.float64) / probs.astype(np.float64).sum()
+    assert np.all(probs[np.asarray(~mask[0])] == 0) and probs[-1] > 0
+    counts = np.bincount(actions, minlength=probs.size)
+    assert np.all(counts[probs == 0] == 0)
+    expected = probs * actions.size
+    big = expected >= 5
+    assert big.sum() >= 3, "T too low for a test with several cells"
+    observed = np.append(counts[big], counts[~big].sum())
+    expected = np.append(expected[big], expected[~big].sum())
+    keep = expected > 0
+    assert stats.chisquare(observed[keep], expected[keep]).pvalue > 1e-3
+    # and not the paper's uniform exploration, the same probability for every valid action
+    uniform = np.where(np.asarray(mask[0]), 1.0 / np.asarray(mask[0]).sum(), 0.0) * actions.size
+    valid = uniform > 0
+    assert stats.chisquare(counts[valid], uniform[valid]).pvalue < 1e-6
+
+
+@pytest.mark.slow  # about a minute here
+def test_a_sampler_trained_with_it_matches_the_exact_posterior(tmp_path):
+    """test_gflownet_posterior's statistical test (d=3, same data, options and tolerance) with the option on."""
+    ds = generate("er1", "linear", 3, 20, 10, 2)
+    exact = exact_edge_marginals(ds.train)
+    options = {**CONFIG, "explore_score_temperature": 1.0}
+    trainer, state, _ = train(ds, "lingauss-diag", "quick", 0, tmp_path / "run", overrides=options, progress=False)
+    graphs = sample_graphs(trainer.network.apply, state.params, jax.random.PRNGKey(0), 3000, 3)
+    err = float(np.abs(graphs.mean(axis=0) - exact).max())
+    print(f"max edge-marginal error {err:.3f} (tolerance {TOLERANCE})")
+    assert err < TOLERANCE
+
+
+def test_groups_resume_and_refusals(tmp_path):
+    """A group of two runs is the two runs alone (each explores by its own data's gains); a run resumes bit
+    for bit and differs from the paper's exploration; other likelihoods and explore_policy_stop are refused."""
+    datasets = [generate("er1", "linear", 4, 30, 10, seed) for seed in (11, 12)]
+    options = {**TINY, **EXPLORE}
+    runs = [tmp_path / f"run{i}" for i in range(2)]
+    _, states, _ = train_group(datasets, "lingauss", "smoke", [0, 1], runs, overrides=options, progress=False)
+    alone = []
+    for i, (ds, state) in enumerate(zip(datasets, states)):
+        alone.append(train(ds, "lingauss", "smoke", i, tmp_path / f"single{i}", overrides=options, progress=False)[1])
+        for a, b in zip(_leaves(state.replay), _leaves(alone[i].replay)):
+            np.testing.assert_array_equal(a, b)
+    ds, whole = datasets[0], alone[0]
+    train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
+    _, resumed, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
+    for a, b in zip(_leaves(resumed), _leaves(whole)):
+        np.testing.assert_array_equal(a, b)
+    _, plain, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
+    assert any(not np.array_equal(a, b) for a, b in zip(_leaves(plain.replay), _leaves(whole.replay)))
+    with pytest.raises(JspgfnError, match="explore_score_temperature is for the linear Gaussian model only"):
+        train(ds, "mlp-gauss", "smoke", 0, tmp_path / "mlp", overrides=options, progress=False)
+    assert not (tmp_path / "mlp").exists()
+    with pytest.raises(JspgfnError, match="exclude each other"):
+        train(ds, "lingauss", "smoke", 0, tmp_path / "x", overrides={**options, "explore_policy_stop": True})
