@@ -32,34 +32,68 @@ def node_statistics(x, interventions=None):
     return gram, xty, yty, jnp.sum(keep, axis=0)
 
 
-def local_log_marginals(model, stats, masks):
-    """log P(x_j | x_pa) with theta_j integrated out, for parent masks float [..., d, d] (masks[..., j, :]
-    the parents of node j) -> [..., d]. The formulas of conjugate._node_gaussians and _log_marginals."""
-    gram, xty, yty, count = stats
-    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
-    d = masks.shape[-1]
-    outer = masks[..., :, None] * masks[..., None, :]
-    precision = outer * gram / s2 + jnp.eye(d) * (masks / v0 + (1.0 - masks))[..., None, :]
-    chol = jnp.linalg.cholesky(precision)
-    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
-    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)
-    rtr = yty - 2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)
-    u = masks * (xty - mu0 * gram_m) / s2
-    solved = jax.scipy.linalg.cho_solve((chol, True), u[..., None])[..., 0]
-    quad = rtr / s2 - jnp.sum(u * solved, axis=-1)
-    logdet_cov = count * jnp.log(s2) + jnp.sum(masks, -1) * jnp.log(v0) + logdet
-    return -0.5 * (count * _LOG_2PI + logdet_cov + quad)
+def cholesky_and_solve(matrix, vectors):
+    """(L, Y) with L lower triangular, L L^T = matrix float [..., n, n] (positive definite) and L Y = vectors
+    [..., n, k], so that v^T matrix^-1 v = |L^-1 v|^2 for each column v. Written with elementwise operations in
+    a loop over the n columns, not LAPACK: XLA's CPU LAPACK calls deadlocked inside the jitted training step at
+    d=20 (JAX 0.10.2, twenty-ninth session)."""
+    n = matrix.shape[-1]
+    eye = jnp.eye(n, dtype=matrix.dtype)
+
+    def column(j, carry):
+        chol, solved = carry
+        pick = eye[j]  # [n], one-hot of column j
+        row = jnp.einsum("...ik,i->...k", chol, pick)  # row j of L; zero from column j on
+        diagonal = jnp.sqrt(jnp.einsum("...ik,i,k->...", matrix, pick, pick) - jnp.sum(row * row, -1))
+        column_j = jnp.einsum("...ik,k->...i", matrix, pick) - jnp.einsum("...ik,...k->...i", chol, row)
+        new = jnp.where(jnp.arange(n) > j, column_j / diagonal[..., None], 0.0) + pick * diagonal[..., None]
+        entry = (jnp.einsum("...ik,i->...k", vectors, pick) - jnp.einsum("...i,...ik->...k", row, solved)) / diagonal[
+            ..., None
+        ]
+        return chol + new[..., :, None] * pick, solved + pick[:, None] * entry[..., None, :]
+
+    return jax.lax.fori_loop(0, n, column, (jnp.zeros_like(matrix), jnp.zeros_like(vectors)))
 
 
 def edge_gains(model, graph_prior, x, interventions, adjacency):
     """log R(G + (i -> j)) - log R(G) of the marginal reward for every pair: adjacency uint8 [B, d, d],
-    x float [N, d] -> float [B, d, d] (entry [b, i, j]; meaningless where i -> j is not a valid edge)."""
+    x float [N, d] -> float [B, d, d] (entry [b, i, j]; meaningless where i -> j is not a valid edge).
+
+    The formulas of conjugate._node_gaussians and _log_marginals, with parent i added to node j by the
+    block (Schur complement) update of the current parents' factor: one d x d factorisation per node and graph,
+    not one per pair. With Lambda the current precision (identity outside the parents P), b = gram[:, i] / s2
+    on P, w = L^-1 b and s = gram[i, i] / s2 + 1 / v0 - |w|^2: log det gains log s, and u' = (u - mu0 b, u_i')
+    gives u'^T Lambda'^-1 u' = |y - mu0 w|^2 + (u_i' - w . (y - mu0 w))^2 / s, y = L^-1 u."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
     d = adjacency.shape[-1]
-    stats = node_statistics(jnp.asarray(x, jnp.float32), interventions)
-    parents = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
-    added = jnp.maximum(parents[:, None], jnp.eye(d)[None, :, None, :])  # [B, i, j, parents]: pa_j + i
-    gains = local_log_marginals(model, stats, added) - local_log_marginals(model, stats, parents)[:, None]
-    return gains + graph_prior.log_edge_weight
+    gram, xty, yty, count = node_statistics(jnp.asarray(x, jnp.float32), interventions)
+    masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
+    precision = (
+        masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
+    )
+    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
+    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
+    cross = masks[..., :, None] * gram / s2  # [B, j, parents, i]: b of each candidate i
+    chol, solved = cholesky_and_solve(precision, jnp.concatenate([u[..., None], cross], axis=-1))
+    y, w = solved[..., 0], solved[..., 1:]  # [B, j, d], [B, j, d, i]
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # [B, j]
+    rtr = yty - 2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)
+    quad = rtr / s2 - jnp.sum(y * y, -1)
+    marginal = -0.5 * (count * _LOG_2PI + count * jnp.log(s2) + jnp.sum(masks, -1) * jnp.log(v0) + logdet + quad)
+
+    gram_ii = jnp.diagonal(gram, axis1=-2, axis2=-1)  # [j, i]
+    schur = gram_ii / s2 + 1.0 / v0 - jnp.sum(w * w, axis=-2)  # [B, j, i]
+    shifted = y[..., None] - mu0 * w  # [B, j, parents, i]
+    u_new = (xty - mu0 * (gram_m + gram_ii)) / s2  # [B, j, i]: the new parent's entry of u'
+    quad_new = jnp.sum(shifted * shifted, axis=-2) + (u_new - jnp.sum(w * shifted, axis=-2)) ** 2 / schur
+    rtr_new = rtr[..., None] - 2.0 * mu0 * xty + mu0**2 * (2.0 * gram_m + gram_ii)  # [B, j, i]
+    logdet_new = logdet[..., None] + jnp.log(schur)
+    added = jnp.sum(masks, -1)[..., None] + 1.0
+    marginal_new = -0.5 * (
+        count[:, None] * (_LOG_2PI + jnp.log(s2)) + added * jnp.log(v0) + logdet_new + rtr_new / s2 - quad_new
+    )
+    gains = marginal_new - marginal[..., None]  # [B, j, i]
+    return jnp.swapaxes(gains, -1, -2) + graph_prior.log_edge_weight
 
 
 def exploration_logits(gains, mask, temperature):
