@@ -1,9 +1,13 @@
 """Exploration by the closed-form score gains (option explore_score_temperature, gflownet/score_exploration.py).
 
-The gains against conjugate.py's float64 closed form (with and without interventions); the exploratory
+The factorisation against numpy's; the gains against conjugate.py's float64 closed form (with and without
+interventions); a d=20 training that once deadlocked (XLA's CPU LAPACK calls in the jitted step); the exploratory
 actions' law against softmax(gain / T) with the stop at 1 (a chi-square test); a d=3 sampler trained with it
 against the exact posterior (only the behaviour policy changes); groups, resume and refusals.
 """
+
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +16,7 @@ import pytest
 from scipy import stats
 
 from jspgfn import conjugate
+from jspgfn.dataset import write_dataset_folder
 from jspgfn.errors import JspgfnError
 from jspgfn.generate import generate
 from jspgfn.gflownet import env as envlib
@@ -35,7 +40,33 @@ def _random_dags(rng, num, d, p=0.4):
     return graphs
 
 
-@pytest.mark.parametrize("intervened", [False, True])
+def test_the_factor_and_the_solve_are_numpy_s():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 2, 6, 6))
+    matrix = a @ np.swapaxes(a, -1, -2) + 6 * np.eye(6)
+    vectors = rng.normal(size=(3, 2, 6, 4))
+    chol, solved = score_exploration.cholesky_and_solve(
+        jnp.asarray(matrix, jnp.float32), jnp.asarray(vectors, jnp.float32)
+    )
+    expected = np.linalg.cholesky(matrix)
+    np.testing.assert_allclose(chol, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(solved, np.linalg.solve(expected, vectors), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.slow  # about 20 s here
+def test_it_trains_at_d20(tmp_path):
+    """The d=20 step with the option finishes: with LAPACK's Cholesky batched over every (graph, node, candidate)
+    this command deadlocked (no CPU used, not done after 150 s; done in 19 s with score_exploration's own
+    factorisation). In a subprocess, so a regression fails here after 5 minutes instead of hanging the suite."""
+    data, run = tmp_path / "d20", tmp_path / "run"
+    write_dataset_folder(data, generate("er2", "linear", 20, 50, 10, 0))
+    args = [sys.executable, "-m", "jspgfn.cli", "train", str(data), "--preset", "smoke", "--out", str(run)]
+    args += ["--no-progress", "--set", "explore_score_temperature=1", "--set", "num_iterations=20"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (run / "checkpoint.npz").is_file()
+
+
 def test_the_gains_are_the_closed_form_marginal_likelihood_ratios(intervened):
     rng = np.random.default_rng(0)
     d = 5

@@ -35,8 +35,9 @@ def node_statistics(x, interventions=None):
 def cholesky_and_solve(matrix, vectors):
     """(L, Y) with L lower triangular, L L^T = matrix float [..., n, n] (positive definite) and L Y = vectors
     [..., n, k], so that v^T matrix^-1 v = |L^-1 v|^2 for each column v. Written with elementwise operations in
-    a loop over the n columns, not LAPACK: XLA's CPU LAPACK calls deadlocked inside the jitted training step at
-    d=20 (JAX 0.10.2, twenty-ninth session)."""
+    a loop over the n columns, not LAPACK: LAPACK's Cholesky batched over every (graph, node, candidate parent
+    set) deadlocked inside the jitted training step at d=20 (JAX 0.10.2 on CPU, twenty-ninth session;
+    tests/test_score_exploration.py::test_it_trains_at_d20)."""
     n = matrix.shape[-1]
     eye = jnp.eye(n, dtype=matrix.dtype)
 
