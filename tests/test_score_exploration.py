@@ -67,6 +67,7 @@ def test_it_trains_at_d20(tmp_path):
     assert (run / "checkpoint.npz").is_file()
 
 
+@pytest.mark.parametrize("intervened", [False, True])
 def test_the_gains_are_the_closed_form_marginal_likelihood_ratios(intervened):
     rng = np.random.default_rng(0)
     d = 5
