@@ -2,7 +2,8 @@
 
 The factorisation against numpy's; the gains against conjugate.py's float64 closed form (with and without
 interventions); a d=20 training that once deadlocked (XLA's CPU LAPACK calls in the jitted step); the exploratory
-actions' law against softmax(gain / T) with the stop at 1 (a chi-square test); a d=3 sampler trained with it
+actions' law against softmax(gain / T) with the stop at 1, alone and mixed with the uniform law
+(explore_score_share; chi-square tests); a d=3 sampler trained with it
 against the exact posterior (only the behaviour policy changes); groups, resume and refusals.
 """
 
@@ -95,11 +96,14 @@ def test_the_gains_are_the_closed_form_marginal_likelihood_ratios(intervened):
     assert checked > 50
 
 
-def test_exploratory_actions_follow_the_score_gains(tmp_path):
-    """With epsilon 1 the action at a graph is drawn from softmax(gain / T) over the valid edges and the stop
-    (whose logit is 0); T = 20 spreads it over several actions. Chi-square over 6,000 environments."""
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_exploratory_actions_follow_the_score_gains(tmp_path, share):
+    """With epsilon 1 the action at a graph is drawn from share * softmax(gain / T) + (1 - share) * uniform over
+    the valid edges and the stop (whose logit is 0; share: explore_score_share); T = 20 spreads it over several
+    actions. Chi-square over 6,000 environments, and against the paper's uniform law (and, for share < 1, the
+    score's law alone) as negative controls."""
     ds = generate("er1", "linear", 4, 30, 10, 3)
-    options = {**TINY, "explore_score_temperature": 20.0}
+    options = {**TINY, "explore_score_temperature": 20.0, "explore_score_share": share}
     trainer, state, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "run", overrides=options, progress=False)
     env = envlib.reset(6000, 4)
     graph = np.zeros((4, 4), np.uint8)
@@ -108,22 +112,28 @@ def test_exploratory_actions_follow_the_score_gains(tmp_path):
     actions = np.asarray(trainer.act(state.params, env, jax.random.PRNGKey(5), 1.0))
     gains = score_exploration.edge_gains(trainer.model, trainer.graph_prior, trainer.data, None, graph[None])
     mask = envlib.action_mask(env, None)[:1]
-    probs = np.asarray(jax.nn.softmax(score_exploration.exploration_logits(gains, mask, 20.0)[0]))
-    probs = probs.astype(np.float64) / probs.astype(np.float64).sum()
-    assert np.all(probs[np.asarray(~mask[0])] == 0) and probs[-1] > 0
+    led = np.asarray(jax.nn.softmax(score_exploration.exploration_logits(gains, mask, 20.0)[0]), np.float64)
+    led = led / led.sum()
+    valid = np.asarray(mask[0])
+    uniform = np.where(valid, 1.0 / valid.sum(), 0.0)
+    probs = share * led + (1 - share) * uniform
+    assert np.all(probs[~valid] == 0) and probs[-1] > 0
     counts = np.bincount(actions, minlength=probs.size)
     assert np.all(counts[probs == 0] == 0)
-    expected = probs * actions.size
-    big = expected >= 5
-    assert big.sum() >= 3, "T too low for a test with several cells"
-    observed = np.append(counts[big], counts[~big].sum())
-    expected = np.append(expected[big], expected[~big].sum())
-    keep = expected > 0
-    assert stats.chisquare(observed[keep], expected[keep]).pvalue > 1e-3
-    # and not the paper's uniform exploration, the same probability for every valid action
-    uniform = np.where(np.asarray(mask[0]), 1.0 / np.asarray(mask[0]).sum(), 0.0) * actions.size
-    valid = uniform > 0
-    assert stats.chisquare(counts[valid], uniform[valid]).pvalue < 1e-6
+
+    def pvalue(law):
+        expected = law * actions.size
+        big = expected >= 5
+        assert big.sum() >= 3, "T too low for a test with several cells"
+        observed = np.append(counts[big], counts[~big].sum())
+        expected = np.append(expected[big], expected[~big].sum())
+        keep = expected > 0
+        return stats.chisquare(observed[keep], expected[keep]).pvalue
+
+    assert pvalue(probs) > 1e-3
+    assert pvalue(uniform) < 1e-6
+    if share < 1:
+        assert pvalue(led) < 1e-6
 
 
 @pytest.mark.slow  # about a minute here
@@ -163,3 +173,5 @@ def test_groups_resume_and_refusals(tmp_path):
     assert not (tmp_path / "mlp").exists()
     with pytest.raises(JspgfnError, match="exclude each other"):
         train(ds, "lingauss", "smoke", 0, tmp_path / "x", overrides={**options, "explore_policy_stop": True})
+    with pytest.raises(JspgfnError, match="explore_score_share < 1 needs explore_score_temperature"):
+        train(ds, "lingauss", "smoke", 0, tmp_path / "y", overrides={**TINY, "explore_score_share": 0.5})

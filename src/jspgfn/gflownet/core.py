@@ -175,7 +175,8 @@ class Trainer:
     def act(self, params, env, key, epsilon, network=None, data=None, interventions=None):
         """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]. With
         explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs); with
-        explore_score_temperature it follows the score gains on `data` (score_exploration). network, data,
+        explore_score_temperature it follows the score gains on `data` (score_exploration), for a share
+        explore_score_share of the exploratory actions (uniform for the rest). network, data,
         interventions: the run's (network_on), default the trainer's."""
         k_mix, k_act = jax.random.split(key)
         out = (self.network if network is None else network).apply(params, env.adjacency)
@@ -189,6 +190,8 @@ class Trainer:
                 data, interventions = self.data, self.interventions
             gains = score_exploration.edge_gains(self.model, self.graph_prior, data, interventions, env.adjacency)
             exploratory = score_exploration.exploration_logits(gains, amask, self.cfg.explore_score_temperature)
+            if self.cfg.explore_score_share < 1:
+                exploratory = score_exploration.mix_uniform(exploratory, amask, self.cfg.explore_score_share)
         else:
             exploratory = policy.uniform_logits(amask)
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))

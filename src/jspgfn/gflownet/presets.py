@@ -38,6 +38,8 @@ class TrainConfig:
     # > 0: exploration draws edges by exp(closed-form score gain / T), the stop by 1; linear Gaussian only,
     # beyond the paper (score_exploration.py)
     explore_score_temperature: float = 0.0
+    # < 1: that share of the exploratory actions by the score gains, the rest uniform; beyond the paper
+    explore_score_share: float = 1.0
     # objective
     batch_size: int = 128  # transitions per update
     num_theta_samples: int = 4  # S (S x S pairs per transition)
@@ -102,6 +104,11 @@ class TrainConfig:
                 raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
         if new.explore_score_temperature > 0 and new.explore_policy_stop:
             raise JspgfnError("training options explore_score_temperature and explore_policy_stop exclude each other")
+        if new.explore_score_share < 1 and new.explore_score_temperature == 0:
+            raise JspgfnError(
+                "training option explore_score_share < 1 needs explore_score_temperature > 0 (without it every "
+                "exploratory action is uniform)"
+            )
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
@@ -173,6 +180,7 @@ _RANGES = {
             "stop_target_tau",
             "stop_target_after",
             "replay_anchor",
+            "explore_score_share",
             "stop_target_until",
             "exploration_start",
             "exploration_end",

@@ -95,3 +95,13 @@ def exploration_logits(gains, mask, temperature):
     edges = gains.reshape(b, -1) / temperature
     logits = jnp.concatenate([jnp.where(jnp.isfinite(edges), edges, -jnp.inf), jnp.zeros((b, 1))], axis=1)
     return jnp.where(mask, logits, -jnp.inf)
+
+
+def mix_uniform(logits, mask, share):
+    """Log-probabilities of share * softmax(logits) + (1 - share) * uniform over the valid actions: logits
+    float [B, A] (-inf off the mask), mask bool [B, A], share in (0, 1) -> float [B, A] (-inf off the mask).
+    The uniform part keeps visiting the graphs the score leads away from (docs/jspgfn-beyond-d5.md, thirtieth
+    session: at d=5 the score-led exploration alone leaves dense graphs untrained)."""
+    led = jax.nn.log_softmax(logits, axis=-1) + jnp.log(share)
+    uniform = -jnp.log(jnp.sum(mask, axis=-1, keepdims=True).astype(logits.dtype)) + jnp.log1p(-share)
+    return jnp.where(mask, jnp.logaddexp(led, uniform), -jnp.inf)
