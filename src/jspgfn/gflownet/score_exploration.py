@@ -19,6 +19,8 @@ jitted step). The score reads the run's whole training data, not a mini-batch.
 import jax
 import jax.numpy as jnp
 
+from jspgfn.gflownet import policy
+
 
 def node_statistics(x, interventions=None):
     """Per-node sufficient statistics of x float [N, d], rows intervened on node j left out of node j's:
@@ -103,5 +105,5 @@ def mix_uniform(logits, mask, share):
     The uniform part keeps visiting the graphs the score leads away from (docs/jspgfn-beyond-d5.md, thirtieth
     session: at d=5 the score-led exploration alone leaves dense graphs untrained)."""
     led = jax.nn.log_softmax(logits, axis=-1) + jnp.log(share)
-    uniform = -jnp.log(jnp.sum(mask, axis=-1, keepdims=True).astype(logits.dtype)) + jnp.log1p(-share)
+    uniform = jax.nn.log_softmax(policy.uniform_logits(mask), axis=-1) + jnp.log1p(-share)
     return jnp.where(mask, jnp.logaddexp(led, uniform), -jnp.inf)
