@@ -3,7 +3,7 @@
 The factorisation against numpy's; the gains against conjugate.py's float64 closed form (with and without
 interventions); a d=20 training that once deadlocked (XLA's CPU LAPACK calls in the jitted step); the exploratory
 actions' law against softmax(gain / T) with the stop at 1, alone and mixed with the uniform law
-(explore_score_share; chi-square tests); a d=3 sampler trained with it
+(explore_score_share, and the share that moves with epsilon, explore_score_share_end; chi-square tests); a d=3 sampler trained with it
 against the exact posterior (only the behaviour policy changes); groups, resume and refusals.
 """
 
@@ -20,8 +20,10 @@ from jspgfn import conjugate
 from jspgfn.dataset import write_dataset_folder
 from jspgfn.errors import JspgfnError
 from jspgfn.generate import generate
+from jspgfn.gflownet import core
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import score_exploration
+from jspgfn.gflownet.presets import TrainConfig
 from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.train import train, train_group
 from jspgfn.models import LinearGaussian, get_graph_prior
@@ -96,20 +98,41 @@ def test_the_gains_are_the_closed_form_marginal_likelihood_ratios(intervened):
     assert checked > 50
 
 
-@pytest.mark.parametrize("share", [1.0, 0.5])
-def test_exploratory_actions_follow_the_score_gains(tmp_path, share):
+def test_the_share_moves_with_epsilon():
+    """explore_score_share_end: the share goes linearly from explore_score_share to it over the first
+    exploration_fraction of the run, as epsilon does, then stays; without it the share is constant."""
+    cfg = TrainConfig(
+        num_iterations=1000, exploration_fraction=0.4, explore_score_temperature=1.0, explore_score_share=0.9
+    )
+    assert core.score_share(cfg, jnp.int32(300)) == 0.9
+    moving = cfg.replace(explore_score_share_end=0.5)
+    steps = jnp.array([0, 100, 200, 400, 1000])
+    np.testing.assert_allclose(core.score_share(moving, steps), [0.9, 0.8, 0.7, 0.5, 0.5], rtol=1e-6)
+    epsilon = core.exploration(moving, steps)  # the same clock: 1 -> 0.1
+    np.testing.assert_allclose((epsilon - 0.1) / 0.9, (core.score_share(moving, steps) - 0.5) / 0.4, atol=1e-6)
+
+
+@pytest.mark.parametrize(("share", "share_end", "step"), [(1.0, None, 0), (0.5, None, 0), (1.0, 0.0, 4)])
+def test_exploratory_actions_follow_the_score_gains(tmp_path, share, share_end, step):
     """With epsilon 1 the action at a graph is drawn from share * softmax(gain / T) + (1 - share) * uniform over
-    the valid edges and the stop (whose logit is 0; share: explore_score_share); T = 20 spreads it over several
+    the valid edges and the stop (whose logit is 0; share: explore_score_share, or with explore_score_share_end
+    the share at that step: 1 -> 0 over TINY's first 10 steps, 0.6 at step 4); T = 20 spreads it over several
     actions. Chi-square over 6,000 environments, and against the paper's uniform law (and, for share < 1, the
     score's law alone) as negative controls."""
     ds = generate("er1", "linear", 4, 30, 10, 3)
     options = {**TINY, "explore_score_temperature": 20.0, "explore_score_share": share}
+    if share_end is not None:
+        options["explore_score_share_end"] = share_end
     trainer, state, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "run", overrides=options, progress=False)
+    share = float(core.score_share(trainer.cfg, jnp.int32(step)))
+    if share_end is not None:
+        assert abs(share - 0.6) < 1e-6, share  # TINY: 20 iterations, epsilon falls over the first half
     env = envlib.reset(6000, 4)
     graph = np.zeros((4, 4), np.uint8)
     graph[0, 1] = 1
     env = envlib.add_edges(env, jnp.zeros(6000, jnp.int32), jnp.ones(6000, jnp.int32))
-    actions = np.asarray(trainer.act(state.params, env, jax.random.PRNGKey(5), 1.0))
+    act = jax.jit(lambda params, env, key, share: trainer.act(params, env, key, 1.0, share=share))
+    actions = np.asarray(act(state.params, env, jax.random.PRNGKey(5), core.score_share(trainer.cfg, step)))
     gains = score_exploration.edge_gains(trainer.model, trainer.graph_prior, trainer.data, None, graph[None])
     mask = envlib.action_mask(env, None)[:1]
     led = np.asarray(jax.nn.softmax(score_exploration.exploration_logits(gains, mask, 20.0)[0]), np.float64)
@@ -175,3 +198,27 @@ def test_groups_resume_and_refusals(tmp_path):
         train(ds, "lingauss", "smoke", 0, tmp_path / "x", overrides={**options, "explore_policy_stop": True})
     with pytest.raises(JspgfnError, match="explore_score_share < 1 needs explore_score_temperature"):
         train(ds, "lingauss", "smoke", 0, tmp_path / "y", overrides={**TINY, "explore_score_share": 0.5})
+    with pytest.raises(JspgfnError, match="explore_score_share_end needs explore_score_temperature"):
+        train(ds, "lingauss", "smoke", 0, tmp_path / "z", overrides={**TINY, "explore_score_share_end": 0.5})
+    with pytest.raises(JspgfnError, match=r"explore_score_share_end: 1.5 must be in \[0, 1\]"):
+        train(ds, "lingauss", "smoke", 0, tmp_path / "z", overrides={**options, "explore_score_share_end": 1.5})
+    assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+
+
+def test_a_share_that_moves_resumes_and_a_still_one_is_the_constant(tmp_path):
+    """With explore_score_share_end a run resumes bit for bit (the share is read from the step) and differs
+    from the constant share; an end equal to the start is the constant share bit for bit."""
+    ds = generate("er1", "linear", 4, 30, 10, 11)
+    constant = {**TINY, **EXPLORE, "explore_score_share": 0.5}
+    moving = {**constant, "explore_score_share": 1.0, "explore_score_share_end": 0.0}
+    _, whole, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "m", overrides=moving, progress=False)
+    train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=moving, progress=False, max_iterations=10)
+    _, resumed, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=moving, progress=False)
+    for a, b in zip(_leaves(resumed), _leaves(whole)):
+        np.testing.assert_array_equal(a, b)
+    _, still, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "s", overrides=constant, progress=False)
+    assert any(not np.array_equal(a, b) for a, b in zip(_leaves(still.replay), _leaves(whole.replay)))
+    same = {**constant, "explore_score_share_end": 0.5}
+    _, same_state, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "e", overrides=same, progress=False)
+    for a, b in zip(_leaves(same_state), _leaves(still)):
+        np.testing.assert_array_equal(a, b)

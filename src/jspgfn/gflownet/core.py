@@ -66,11 +66,25 @@ def make_optimizer(cfg):
     return optax.chain(optax.clip_by_global_norm(cfg.grad_clip), optax.adam(schedule))
 
 
-def exploration(cfg, step):
-    """epsilon at an optimisation step: linear from start to end over a share of the run."""
+def _exploration_ramp(cfg, step, start, end):
+    """start at step 0, linear to end after the first exploration_fraction of the run, then end."""
     horizon = max(1.0, cfg.exploration_fraction * cfg.num_iterations)
     frac = jnp.clip(step / horizon, 0.0, 1.0)
-    return cfg.exploration_start + frac * (cfg.exploration_end - cfg.exploration_start)
+    return start + frac * (end - start)
+
+
+def exploration(cfg, step):
+    """epsilon at an optimisation step: linear from start to end over a share of the run."""
+    return _exploration_ramp(cfg, step, cfg.exploration_start, cfg.exploration_end)
+
+
+def score_share(cfg, step):
+    """The share of exploratory actions drawn by the score gains at an optimisation step (with
+    explore_score_temperature > 0): explore_score_share, or with explore_score_share_end set, linear from
+    the one to the other while epsilon falls (beyond the paper)."""
+    if cfg.explore_score_share_end is None:
+        return cfg.explore_score_share
+    return _exploration_ramp(cfg, step, cfg.explore_score_share, cfg.explore_score_share_end)
 
 
 def stop_target_on(cfg, step):
@@ -172,12 +186,13 @@ class Trainer:
         choose = lambda env, k: self.act(params, env, k, 1.0, network)  # noqa: E731
         return _prefill_scan(env, replay, key, self.cfg.prefill, traj, choose)
 
-    def act(self, params, env, key, epsilon, network=None, data=None, interventions=None):
+    def act(self, params, env, key, epsilon, network=None, data=None, interventions=None, share=None):
         """Sample one action per environment from (1 - eps) P_phi + eps uniform: int32 [E]. With
         explore_policy_stop the exploratory part keeps P_phi's stop (policy.exploration_log_probs); with
-        explore_score_temperature it follows the score gains on `data` (score_exploration), for a share
-        explore_score_share of the exploratory actions (uniform for the rest). network, data,
-        interventions: the run's (network_on), default the trainer's."""
+        explore_score_temperature it follows the score gains on `data` (score_exploration), for a share of
+        the exploratory actions (uniform for the rest): `share` (float [], may be traced; score_share),
+        default explore_score_share. network, data, interventions: the run's (network_on), default the
+        trainer's."""
         k_mix, k_act = jax.random.split(key)
         out = (self.network if network is None else network).apply(params, env.adjacency)
         emask = envlib.edge_mask(env, self.cfg.max_parents)
@@ -190,8 +205,9 @@ class Trainer:
                 data, interventions = self.data, self.interventions
             gains = score_exploration.edge_gains(self.model, self.graph_prior, data, interventions, env.adjacency)
             exploratory = score_exploration.exploration_logits(gains, amask, self.cfg.explore_score_temperature)
-            if self.cfg.explore_score_share < 1:
-                exploratory = score_exploration.mix_uniform(exploratory, amask, self.cfg.explore_score_share)
+            if self.cfg.explore_score_share < 1 or self.cfg.explore_score_share_end is not None:
+                share = self.cfg.explore_score_share if share is None else share
+                exploratory = score_exploration.mix_uniform(exploratory, amask, share)
         else:
             exploratory = policy.uniform_logits(amask)
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
@@ -259,7 +275,8 @@ class Trainer:
         key, k_act, k_rep, k_theta, k_rows = jax.random.split(state.key, 5)
         network = self.network_on(data, interventions)
         epsilon = exploration(cfg, state.step)
-        actions = self.act(state.params, state.env, k_act, epsilon, network, data, interventions)
+        share = score_share(cfg, state.step)
+        actions = self.act(state.params, state.env, k_act, epsilon, network, data, interventions, share)
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
         priorities = state.priorities

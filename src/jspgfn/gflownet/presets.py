@@ -40,6 +40,9 @@ class TrainConfig:
     explore_score_temperature: float = 0.0
     # < 1: that share of the exploratory actions by the score gains, the rest uniform; beyond the paper
     explore_score_share: float = 1.0
+    # not None: the share moves linearly from explore_score_share to this value as epsilon falls (over the
+    # first exploration_fraction of the run), then stays; beyond the paper
+    explore_score_share_end: float | None = None
     # objective
     batch_size: int = 128  # transitions per update
     num_theta_samples: int = 4  # S (S x S pairs per transition)
@@ -109,6 +112,11 @@ class TrainConfig:
                 "training option explore_score_share < 1 needs explore_score_temperature > 0 (without it every "
                 "exploratory action is uniform)"
             )
+        if new.explore_score_share_end is not None and new.explore_score_temperature == 0:
+            raise JspgfnError(
+                "training option explore_score_share_end needs explore_score_temperature > 0 (without it every "
+                "exploratory action is uniform)"
+            )
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
@@ -124,7 +132,14 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-_TYPES = {int: (int,), float: (int, float), bool: (bool,), str: (str,), int | None: (int, type(None))}
+_TYPES = {
+    int: (int,),
+    float: (int, float),
+    bool: (bool,),
+    str: (str,),
+    int | None: (int, type(None)),
+    float | None: (int, float, type(None)),
+}
 
 # Allowed values beyond the type: (test, what the value must be). None (for int | None) is always allowed.
 _POSITIVE = (lambda v: v > 0, "> 0")
@@ -181,6 +196,7 @@ _RANGES = {
             "stop_target_after",
             "replay_anchor",
             "explore_score_share",
+            "explore_score_share_end",
             "stop_target_until",
             "exploration_start",
             "exploration_end",

@@ -101,7 +101,8 @@ def exploration_logits(gains, mask, temperature):
 
 def mix_uniform(logits, mask, share):
     """Log-probabilities of share * softmax(logits) + (1 - share) * uniform over the valid actions: logits
-    float [B, A] (-inf off the mask), mask bool [B, A], share in (0, 1) -> float [B, A] (-inf off the mask).
+    float [B, A] (-inf off the mask), mask bool [B, A], share float [] in [0, 1] (may be traced) -> float [B, A]
+    (-inf off the mask).
     The uniform part keeps visiting the graphs the score leads away from (docs/jspgfn-beyond-d5.md, thirtieth
     session: at d=5 the score-led exploration alone leaves dense graphs untrained)."""
     led = jax.nn.log_softmax(logits, axis=-1) + jnp.log(share)
