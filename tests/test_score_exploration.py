@@ -3,8 +3,9 @@
 The factorisation against numpy's; the gains against conjugate.py's float64 closed form (with and without
 interventions); a d=20 training that once deadlocked (XLA's CPU LAPACK calls in the jitted step); the exploratory
 actions' law against softmax(gain / T) with the stop at 1, alone and mixed with the uniform law
-(explore_score_share, and the share that moves with epsilon, explore_score_share_end; chi-square tests); a d=3 sampler trained with it
-against the exact posterior (only the behaviour policy changes); groups, resume and refusals.
+(explore_score_share, and the share that moves with epsilon, explore_score_share_end; chi-square tests); a d=3
+sampler trained with it against the exact posterior (only the behaviour policy changes); groups, resume and
+refusals.
 """
 
 import subprocess
@@ -20,9 +21,8 @@ from jspgfn import conjugate
 from jspgfn.dataset import write_dataset_folder
 from jspgfn.errors import JspgfnError
 from jspgfn.generate import generate
-from jspgfn.gflownet import core
+from jspgfn.gflownet import core, score_exploration
 from jspgfn.gflownet import env as envlib
-from jspgfn.gflownet import score_exploration
 from jspgfn.gflownet.presets import TrainConfig
 from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.train import train, train_group

@@ -107,15 +107,12 @@ class TrainConfig:
                 raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
         if new.explore_score_temperature > 0 and new.explore_policy_stop:
             raise JspgfnError("training options explore_score_temperature and explore_policy_stop exclude each other")
-        if new.explore_score_share < 1 and new.explore_score_temperature == 0:
+        shared = "explore_score_share_end" if new.explore_score_share_end is not None else None
+        shared = "explore_score_share < 1" if new.explore_score_share < 1 else shared
+        if shared is not None and new.explore_score_temperature == 0:
             raise JspgfnError(
-                "training option explore_score_share < 1 needs explore_score_temperature > 0 (without it every "
-                "exploratory action is uniform)"
-            )
-        if new.explore_score_share_end is not None and new.explore_score_temperature == 0:
-            raise JspgfnError(
-                "training option explore_score_share_end needs explore_score_temperature > 0 (without it every "
-                "exploratory action is uniform)"
+                f"training option {shared} needs explore_score_temperature > 0 (without it every exploratory "
+                "action is uniform)"
             )
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
@@ -141,7 +138,8 @@ _TYPES = {
     float | None: (int, float, type(None)),
 }
 
-# Allowed values beyond the type: (test, what the value must be). None (for int | None) is always allowed.
+# Allowed values beyond the type: (test, what the value must be). None (for the options that may be None) is always
+# allowed.
 _POSITIVE = (lambda v: v > 0, "> 0")
 _NON_NEGATIVE = (lambda v: v >= 0, ">= 0")
 _UNIT = (lambda v: 0 <= v <= 1, "in [0, 1]")
