@@ -6,11 +6,14 @@ so one jitted lax.scan advances all of them at once: on a GPU, whose per-iterati
 set by kernel launches, 20 runs cost little more than one. At each --eval-at iteration each run samples
 --num-samples graphs and the table gives its edge RMSE and Pearson r against the exact edge marginals
 (`jspgfn exact`; read at the first evaluation where the file exists, edges only before), its mean edges
-per sample, then per dataset the mean over seeds, and the overall mean.
+per sample, then per dataset the mean over seeds, and the overall mean. With --classes each run also gets a line of
+expected edges, the run's against the exact posterior's, by class of edge: the true graph's edges, their reversals,
+the others, and by the exact marginal (above 0.9, 0.5-0.9, 0.1-0.5, below 0.1), to see where a sampler that is too
+sparse or too dense gains or loses its edges. --json also keeps each run's edge marginals.
 The runs are the library's group of runs (RunGroup, as `jspgfn train DATA... --out RUN...` trains them).
 
   .venv/bin/python benchmarks/accuracy_seeds.py /tmp/w/d10er1/0=/tmp/w/d10er1/exact0.npz ... \
-      --seeds 0 1 --eval-at 15000 30000 [--set stop_target_tau=0.1] [--json OUT.json]
+      --seeds 0 1 --eval-at 15000 30000 [--set stop_target_tau=0.1] [--json OUT.json] [--classes]
 """
 
 import argparse
@@ -33,6 +36,22 @@ from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
 from jspgfn.gflownet.train import RunGroup, enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
 
+EXACT_BANDS = ((0.9, 1.01), (0.5, 0.9), (0.1, 0.5), (0.0, 0.1))  # [low, high) of the exact edge marginal
+
+
+def edge_classes(approx, exact, graph):
+    """Expected edges per sample by class: {class: (approx's, exact's)} for approx and exact float [d, d] edge
+    marginals; classes "true", "reversed", "other" (need graph uint8 [d, d], the true DAG; skipped when None)
+    and "exact>=low" for each band of EXACT_BANDS. The diagonal is left out."""
+    off = ~np.eye(exact.shape[0], dtype=bool)
+    masks = {}
+    if graph is not None:
+        true = graph.astype(bool)
+        masks.update(true=true, reversed=true.T & ~true, other=off & ~true & ~true.T)
+    for low, high in EXACT_BANDS:
+        masks[f"exact>={low}"] = off & (exact >= low) & (exact < high)
+    return {name: (float(approx[mask].sum()), float(exact[mask].sum())) for name, mask in masks.items()}
+
 
 def main(argv=None, trainer_class=Trainer):
     """trainer_class: Trainer, or a subclass (score_stop_offset.py's), built as
@@ -46,6 +65,7 @@ def main(argv=None, trainer_class=Trainer):
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--eval-at", type=int, nargs="+", default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write every row here")
+    parser.add_argument("--classes", action="store_true", help="expected edges by class of edge, run and exact")
     args = parser.parse_args(argv)
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -54,11 +74,13 @@ def main(argv=None, trainer_class=Trainer):
     likelihood, family = resolve_model(args.model)
     model = get_model(likelihood)
 
-    names, datas, exact_paths = [], [], []
+    names, datas, exact_paths, true_graphs = [], [], [], []
     for pair in args.pairs:
         data_dir, exact_path = pair.split("=", 1)
         names.append(data_dir)
-        datas.append(load_dataset(data_dir).train.astype(np.float32))
+        dataset = load_dataset(data_dir)
+        datas.append(dataset.train.astype(np.float32))
+        true_graphs.append(dataset.graph)
         exact_paths.append(Path(exact_path))
     exacts = [None] * len(names)  # read at the first evaluation where they exist: `jspgfn exact` may still work
     shapes = {x.shape for x in datas}
@@ -101,14 +123,18 @@ def main(argv=None, trainer_class=Trainer):
                     flush=True,
                 )
                 continue
-            rmse, r = compare(graphs.mean(0), exacts[i].edge)
+            marginal = graphs.mean(0)
+            rmse, r = compare(marginal, exacts[i].edge)
             exact_edges = float(exacts[i].edge.sum())
             rows.append(dict(dataset=names[i], seed=seed, iteration=done, train_s=elapsed, rmse=rmse, r=r,
-                             edges=edges, exact_edges=exact_edges))  # fmt: skip
+                             edges=edges, exact_edges=exact_edges, marginal=marginal.tolist()))  # fmt: skip
             print(
                 f"{names[i]}  {seed:4d} {done:6d} {elapsed:8.0f} {rmse:9.3f} {r:8.3f} {edges:6.1f} {exact_edges:8.1f}",
                 flush=True,
             )
+            if args.classes:
+                classes = edge_classes(marginal, exacts[i].edge, true_graphs[i])
+                print("#   edges run/exact: " + "  ".join(f"{k} {a:.1f}/{e:.1f}" for k, (a, e) in classes.items()))
             if hasattr(trainer, "report"):  # a subclass's own diagnosis (score_stop_offset.py, descent_trace.py)
                 trainer.report(group.state(k), graphs, exacts[i], datas[i])
         last = [row for row in rows if row["iteration"] == done]
