@@ -56,6 +56,15 @@ def _leaves(state):
     return [np.asarray(x) for x in jax.tree_util.tree_leaves(state)]
 
 
+def assert_resumes_bitwise(data, model, options, folder, whole):
+    """The run of seed 0 with `options` (smoke preset), stopped after 10 iterations in `folder` and resumed there,
+    ends bit for bit as `whole`, its state trained in one go."""
+    train(data, model, "smoke", 0, folder, overrides=options, progress=False, max_iterations=10)
+    _, resumed, _ = train(data, model, "smoke", 0, folder, overrides=options, progress=False)
+    for x, y in zip(_leaves(resumed), _leaves(whole)):
+        np.testing.assert_array_equal(x, y)
+
+
 def test_same_seed_same_result_and_resume(data_dir, tmp_path):
     _, a, info_a = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=TINY, progress=False)
     _, b, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "b", overrides=TINY, progress=False)
@@ -91,10 +100,7 @@ def test_beyond_paper_replay_options_resume_bit_for_bit(data_dir, tmp_path):
         for n, o, t in zip(new, old, target):
             np.testing.assert_allclose(t, 0.5 * n + 0.5 * o, rtol=1e-5, atol=1e-7)
     assert any(not np.allclose(x, y) for x, y in zip(_leaves(states[-1].params), _leaves(states[-1].target_params)))
-    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
-    _, c, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
-    for x, y in zip(_leaves(a), _leaves(c)):
-        np.testing.assert_array_equal(x, y)
+    assert_resumes_bitwise(data_dir, "lingauss-diag", options, tmp_path / "c", a)
     _, plain, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
     assert plain.priorities is None and plain.trajectories is None and plain.target_params is None
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(plain.params), _leaves(a.params)))
@@ -189,10 +195,7 @@ def test_exploration_with_the_policy_stop(data_dir, tmp_path):
     mean_edges = [float(np.asarray(r.graphs[:size]).sum(axis=(-2, -1)).mean()) for r in (ours, uniform)]
     assert mean_edges[0] < mean_edges[1]
 
-    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
-    _, c, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
-    for x, y in zip(_leaves(a), _leaves(c)):
-        np.testing.assert_array_equal(x, y)
+    assert_resumes_bitwise(data_dir, "lingauss-diag", options, tmp_path / "c", a)
     _, p, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
     assert any(not np.array_equal(x, y) for x, y in zip(_leaves(p.params), _leaves(a.params)))
 

@@ -14,7 +14,7 @@ from jspgfn.errors import JspgfnError
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet.presets import get_preset
 from jspgfn.gflownet.train import train
-from test_gflownet_train import TINY, _leaves, data_dir  # noqa: F401 (data_dir: the shared fixture)
+from test_gflownet_train import TINY, _leaves, assert_resumes_bitwise, data_dir  # noqa: F401 (data_dir: the shared fixture)
 
 ANCHORED = {**TINY, "replay_capacity": 30, "replay_anchor": 0.25}
 
@@ -80,10 +80,7 @@ def test_the_anchor_holds_the_prefill_for_the_whole_run(data_dir, tmp_path):  # 
     for x, y in zip(_leaves(a.anchor), _leaves(start.anchor)):
         np.testing.assert_array_equal(x, y)
     assert not np.array_equal(np.asarray(a.replay.graphs), np.asarray(start.replay.graphs))
-    train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=ANCHORED, progress=False, max_iterations=10)
-    _, c, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "c", overrides=ANCHORED, progress=False)
-    for x, y in zip(_leaves(a), _leaves(c)):
-        np.testing.assert_array_equal(x, y)
+    assert_resumes_bitwise(data_dir, "lingauss-diag", ANCHORED, tmp_path / "c", a)
     off = {**ANCHORED, "replay_anchor": 0.0}
     _, p, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "p", overrides=off, progress=False)
     assert p.anchor is None

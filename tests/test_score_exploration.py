@@ -28,7 +28,7 @@ from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.train import train, train_group
 from jspgfn.models import LinearGaussian, get_graph_prior
 from test_gflownet_posterior import CONFIG, TOLERANCE, exact_edge_marginals
-from test_gflownet_train import TINY, _leaves
+from test_gflownet_train import TINY, _leaves, assert_resumes_bitwise
 
 EXPLORE = {"explore_score_temperature": 1.0}
 
@@ -185,10 +185,7 @@ def test_groups_resume_and_refusals(tmp_path):
         for a, b in zip(_leaves(state.replay), _leaves(alone[i].replay)):
             np.testing.assert_array_equal(a, b)
     ds, whole = datasets[0], alone[0]
-    train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=options, progress=False, max_iterations=10)
-    _, resumed, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=options, progress=False)
-    for a, b in zip(_leaves(resumed), _leaves(whole)):
-        np.testing.assert_array_equal(a, b)
+    assert_resumes_bitwise(ds, "lingauss", options, tmp_path / "c", whole)
     _, plain, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "p", overrides=TINY, progress=False)
     assert any(not np.array_equal(a, b) for a, b in zip(_leaves(plain.replay), _leaves(whole.replay)))
     with pytest.raises(JspgfnError, match="explore_score_temperature is for the linear Gaussian model only"):
@@ -212,10 +209,7 @@ def test_a_share_that_moves_resumes_and_a_still_one_is_the_constant(tmp_path):
     constant = {**TINY, **EXPLORE, "explore_score_share": 0.5}
     moving = {**constant, "explore_score_share": 1.0, "explore_score_share_end": 0.0}
     _, whole, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "m", overrides=moving, progress=False)
-    train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=moving, progress=False, max_iterations=10)
-    _, resumed, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "c", overrides=moving, progress=False)
-    for a, b in zip(_leaves(resumed), _leaves(whole)):
-        np.testing.assert_array_equal(a, b)
+    assert_resumes_bitwise(ds, "lingauss", moving, tmp_path / "c", whole)
     _, still, _ = train(ds, "lingauss", "smoke", 0, tmp_path / "s", overrides=constant, progress=False)
     assert any(not np.array_equal(a, b) for a, b in zip(_leaves(still.replay), _leaves(whole.replay)))
     same = {**constant, "explore_score_share_end": 0.5}
