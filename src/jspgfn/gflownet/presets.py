@@ -107,13 +107,17 @@ class TrainConfig:
                 raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
         if new.explore_score_temperature > 0 and new.explore_policy_stop:
             raise JspgfnError("training options explore_score_temperature and explore_policy_stop exclude each other")
-        shared = "explore_score_share_end" if new.explore_score_share_end is not None else None
-        shared = "explore_score_share < 1" if new.explore_score_share < 1 else shared
-        if shared is not None and new.explore_score_temperature == 0:
-            raise JspgfnError(
-                f"training option {shared} needs explore_score_temperature > 0 (without it every exploratory "
-                "action is uniform)"
-            )
+        if new.explore_score_temperature == 0:
+            mixing = {
+                "explore_score_share < 1": new.explore_score_share < 1,
+                "explore_score_share_end": new.explore_score_share_end is not None,
+            }
+            for name, on in mixing.items():
+                if on:
+                    raise JspgfnError(
+                        f"training option {name} needs explore_score_temperature > 0 (without it every exploratory "
+                        "action is uniform)"
+                    )
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
