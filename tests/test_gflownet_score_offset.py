@@ -7,7 +7,9 @@ is log P(D | G) + log P(G) for every DAG on 3 nodes; with the diagonal family at
 moves the stop logit only, by weight * (score(G) - score(empty)), and passes no gradient to q's head.
 Trained with the option, a d=3 sampler matches the exact posterior (and, as a negative control, the same network
 without the offset does not); each run of a group reads its own data; a run folder keeps the training data that
-sampling needs.
+sampling needs. With stop_score_closed_form the offset is the closed-form score (closed_form.graph_gains, against
+conjugate.py's float64 one, with interventions and a prior mean), whatever q is, and a d=3 sampler trained with
+it matches the exact posterior too.
 """
 
 import jax
@@ -19,8 +21,9 @@ from jspgfn.cli import main as cli_main
 from jspgfn.conjugate import log_marginal_likelihood_graphs, posterior_theta
 from jspgfn.errors import JspgfnError
 from jspgfn.generate import generate
-from jspgfn.gflownet import exact_flows
+from jspgfn.gflownet import closed_form, exact_flows
 from jspgfn.gflownet.networks import NetConfig, make_network
+from jspgfn.gflownet.presets import TrainConfig
 from jspgfn.gflownet.sample import sample_graphs
 from jspgfn.gflownet.score_offset import ScoreOffsetNetwork, theta_free_score
 from jspgfn.gflownet.train import load_run, train, train_group
@@ -112,16 +115,78 @@ def test_the_offset_moves_the_stop_logit_only_and_passes_no_gradient_to_q():
     assert float(jnp.abs(other - shifted["stop_logit"]).max()) > 1.0
 
 
-@pytest.mark.slow  # about a minute here
-def test_a_sampler_trained_with_the_offset_matches_the_exact_posterior(tmp_path):
-    """test_gflownet_posterior's statistical test (d=3, same data, options and tolerance) with the option on, its
-    samples drawn through the run folder as `jspgfn sample` draws them; negative control: the trained network
-    without the offset (its own stop logit alone) must miss the exact marginals."""
+@pytest.mark.parametrize("intervened", [False, True])
+def test_the_closed_form_gains_are_conjugate_s_scores(intervened):
+    """graph_gains = log P(D | G) + log P(G) - (the same for the empty graph), conjugate.py's float64 closed
+    form, on random DAGs of 6 nodes (the empty and the complete one among them)."""
+    rng = np.random.default_rng(3)
+    d, n = 6, 50
+    x = rng.normal(size=(n, d)) * rng.uniform(0.3, 2.0, size=d)
+    x[:, 3] += 0.8 * x[:, 1] - 0.5 * x[:, 0]
+    interventions = (rng.random((n, d)) < 0.2).astype(np.float32) if intervened else None
+    model = get_model("lingauss", obs_var=0.2, prior_mean=0.3, prior_var=2.0)
+    prior = get_graph_prior("erdos_renyi", d)
+    graphs = np.zeros((40, d, d), np.uint8)
+    for graph in graphs[1:]:
+        order = rng.permutation(d)
+        p = rng.uniform(0.1, 1.0)
+        for a in range(d):
+            for b in range(a + 1, d):
+                graph[order[a], order[b]] = rng.random() < p
+    graphs[-1] = np.triu(np.ones((d, d), np.uint8), 1)
+    gains = closed_form.graph_gains(model, prior, x.astype(np.float32), interventions, jnp.asarray(graphs))
+    exact = log_marginal_likelihood_graphs(model, x, graphs, interventions, graph_prior=prior)
+    expected = exact - exact[0]
+    assert np.ptp(expected) > 100.0  # the graphs' scores differ: a constant would not pass
+    np.testing.assert_allclose(np.asarray(gains, np.float64), expected, rtol=1e-4, atol=2e-2)
+
+
+def test_the_closed_form_offset_is_the_exact_score_whatever_q():
+    """With stop_score_closed_form the stop logit moves by weight * (log R(G) - log R(empty)), the closed-form
+    score, whatever q's mean (which moves the theta-free score), with no gradient to q; "stop_score" is the
+    absolute score."""
+    x = jnp.asarray(_data(), jnp.float32)
+    model = get_model("lingauss", obs_var=0.5)
+    prior = get_graph_prior("erdos_renyi", 3)
+    base = make_network(NetConfig(embed_dim=16, mlp_hidden=16, num_heads=2, key_size=8, theta_hidden=16), 3)
+    graphs = jnp.asarray(exact_flows.dag_lattice(3).graphs, jnp.uint8)
+    params = base.init(jax.random.PRNGKey(0), graphs[:1])
+    net = ScoreOffsetNetwork(base, model, prior, 2.5, x, closed_form=True)
+    exact = log_marginal_likelihood_graphs(model, _data(), np.asarray(graphs), graph_prior=prior)
+    empty = int(np.flatnonzero(np.asarray(graphs).sum(axis=(1, 2)) == 0)[0])
+    plain = base.apply(params, graphs)
+    for shift in (0.0, 0.7):
+        moved = {**params, "policy/theta_loc": {**params["policy/theta_loc"]}}
+        moved["policy/theta_loc"]["b"] = params["policy/theta_loc"]["b"] + shift
+        out = net.apply(moved, graphs)
+        np.testing.assert_allclose(out["stop_logit"] - plain["stop_logit"], 2.5 * (exact - exact[empty]), atol=2e-3)
+        np.testing.assert_allclose(out["stop_score"], exact, rtol=1e-5, atol=2e-3)
+    free = ScoreOffsetNetwork(base, model, prior, 2.5, x).apply(moved, graphs)["stop_logit"]
+    assert float(jnp.abs(free - out["stop_logit"]).max()) > 1.0  # q's score is another offset
+    grads = jax.grad(lambda p: jnp.sum(net.apply(p, graphs)["stop_logit"]))(params)
+    for head in ("policy/theta_loc", "policy/theta_scale"):
+        assert all(float(jnp.abs(g).max()) == 0.0 for g in jax.tree_util.tree_leaves(grads[head]))
+
+
+def test_the_closed_form_needs_the_offset():
+    with pytest.raises(JspgfnError, match="stop_score_closed_form needs stop_score_offset > 0"):
+        TrainConfig().replace(stop_score_closed_form=True)
+    assert TrainConfig().replace(stop_score_offset=1.0, stop_score_closed_form=True).stop_score_closed_form
+
+
+@pytest.mark.slow  # about a minute here, each
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_sampler_trained_with_the_offset_matches_the_exact_posterior(tmp_path, closed):
+    """test_gflownet_posterior's statistical test (d=3, same data, options and tolerance) with the option on (q's
+    score, or the closed form), its samples drawn through the run folder as `jspgfn sample` draws them; negative
+    control: the trained network without the offset (its own stop logit alone) must miss the exact marginals."""
     ds = generate("er1", "linear", 3, 20, 10, 2)
     exact = exact_edge_marginals(ds.train)
     run = tmp_path / "run"
-    trained, state, _ = train(ds, "lingauss-diag", "quick", 0, run, overrides={**CONFIG, **OFFSET}, progress=False)
+    options = {**CONFIG, **OFFSET, "stop_score_closed_form": closed}
+    trained, state, _ = train(ds, "lingauss-diag", "quick", 0, run, overrides=options, progress=False)
     trainer, loaded, _, _ = load_run(run)
+    assert trainer.network.closed_form == closed
     graphs = sample_graphs(trainer.network.apply, loaded.params, jax.random.PRNGKey(0), 3000, 3)
     without = sample_graphs(trainer.network.base.apply, loaded.params, jax.random.PRNGKey(0), 3000, 3)
     err, err_without = (float(np.abs(g.mean(axis=0) - exact).max()) for g in (graphs, without))

@@ -21,7 +21,7 @@ from jspgfn import conjugate
 from jspgfn.dataset import write_dataset_folder
 from jspgfn.errors import JspgfnError
 from jspgfn.generate import generate
-from jspgfn.gflownet import core, score_exploration
+from jspgfn.gflownet import closed_form, core, score_exploration
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet.presets import TrainConfig
 from jspgfn.gflownet.sample import sample_graphs
@@ -48,7 +48,7 @@ def test_the_factor_and_the_solve_are_numpy_s():
     a = rng.normal(size=(3, 2, 6, 6))
     matrix = a @ np.swapaxes(a, -1, -2) + 6 * np.eye(6)
     vectors = rng.normal(size=(3, 2, 6, 4))
-    chol, solved = score_exploration.cholesky_and_solve(
+    chol, solved = closed_form.cholesky_and_solve(
         jnp.asarray(matrix, jnp.float32), jnp.asarray(vectors, jnp.float32)
     )
     expected = np.linalg.cholesky(matrix)
@@ -59,7 +59,7 @@ def test_the_factor_and_the_solve_are_numpy_s():
 @pytest.mark.slow  # about 20 s here
 def test_it_trains_at_d20(tmp_path):
     """The d=20 step with the option finishes: with LAPACK's Cholesky batched over every (graph, node, candidate)
-    this command deadlocked (no CPU used, not done after 150 s; done in 19 s with score_exploration's own
+    this command deadlocked (no CPU used, not done after 150 s; done in 19 s with closed_form's own
     factorisation). In a subprocess, so a regression fails here after 5 minutes instead of hanging the suite."""
     data, run = tmp_path / "d20", tmp_path / "run"
     write_dataset_folder(data, generate("er2", "linear", 20, 50, 10, 0))
@@ -80,7 +80,7 @@ def test_the_gains_are_the_closed_form_marginal_likelihood_ratios(intervened):
     model = LinearGaussian(obs_var=0.1, prior_mean=0.3, prior_var=2.0)
     prior = get_graph_prior("erdos_renyi", d)
     graphs = _random_dags(rng, 6, d)
-    gains = np.asarray(score_exploration.edge_gains(model, prior, x.astype(np.float32), interventions, graphs))
+    gains = np.asarray(closed_form.edge_gains(model, prior, x.astype(np.float32), interventions, graphs))
     checked = 0
     for graph, gain in zip(graphs, gains):
         for i in range(d):
@@ -133,7 +133,7 @@ def test_exploratory_actions_follow_the_score_gains(tmp_path, share, share_end, 
     env = envlib.add_edges(env, jnp.zeros(6000, jnp.int32), jnp.ones(6000, jnp.int32))
     act = jax.jit(lambda params, env, key, share: trainer.act(params, env, key, 1.0, share=share))
     actions = np.asarray(act(state.params, env, jax.random.PRNGKey(5), core.score_share(trainer.cfg, step)))
-    gains = score_exploration.edge_gains(trainer.model, trainer.graph_prior, trainer.data, None, graph[None])
+    gains = closed_form.edge_gains(trainer.model, trainer.graph_prior, trainer.data, None, graph[None])
     mask = envlib.action_mask(env, None)[:1]
     led = np.asarray(jax.nn.softmax(score_exploration.exploration_logits(gains, mask, 20.0)[0]), np.float64)
     led = led / led.sum()

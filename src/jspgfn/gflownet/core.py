@@ -18,7 +18,7 @@ import optax
 
 from jspgfn.errors import JspgfnError
 from jspgfn.gflownet import env as envlib
-from jspgfn.gflownet import policy, score_exploration
+from jspgfn.gflownet import closed_form, policy, score_exploration
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet import trajectories as trajlib
 from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss
@@ -126,8 +126,9 @@ class Trainer:
         (score_offset.ScoreOffsetNetwork, beyond the paper)."""
         network = make_network(net_config(self.cfg, self.family), self.params_per_node)
         if self.cfg.stop_score_offset > 0:
-            weight = self.cfg.stop_score_offset
-            return ScoreOffsetNetwork(network, self.model, self.graph_prior, weight, self.data, self.interventions)
+            weight, closed = self.cfg.stop_score_offset, self.cfg.stop_score_closed_form
+            args = (self.model, self.graph_prior, weight, self.data, self.interventions, closed)
+            return ScoreOffsetNetwork(network, *args)
         return network
 
     def network_on(self, data, interventions):
@@ -203,7 +204,7 @@ class Trainer:
         elif self.cfg.explore_score_temperature > 0:
             if data is None:
                 data, interventions = self.data, self.interventions
-            gains = score_exploration.edge_gains(self.model, self.graph_prior, data, interventions, env.adjacency)
+            gains = closed_form.edge_gains(self.model, self.graph_prior, data, interventions, env.adjacency)
             exploratory = score_exploration.exploration_logits(gains, amask, self.cfg.explore_score_temperature)
             if self.cfg.explore_score_share < 1 or self.cfg.explore_score_share_end is not None:
                 share = self.cfg.explore_score_share if share is None else share

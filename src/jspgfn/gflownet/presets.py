@@ -62,6 +62,8 @@ class TrainConfig:
     stop_target_until: float = 1.0  # and only before this share (the paper's loss after; 1: to the end)
     # > 0: the stop logit plus this weight times JSP-GFN's own score of G (score_offset.py), beyond the paper
     stop_score_offset: float = 0.0
+    # with stop_score_offset: the offset from the closed-form log P(D | G) + log P(G), not q's; beyond the paper
+    stop_score_closed_form: bool = False
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     # theta_s, theta'_s share their noise: the pairs (s, s) train the structure (beyond the paper)
     shared_theta_noise: bool = False
@@ -118,6 +120,8 @@ class TrainConfig:
                         f"training option {name} needs explore_score_temperature > 0 (without it every exploratory "
                         "action is uniform)"
                     )
+        if new.stop_score_closed_form and new.stop_score_offset == 0:
+            raise JspgfnError("training option stop_score_closed_form needs stop_score_offset > 0 (its weight)")
         if new.shared_theta_noise and new.num_theta_samples < 2:
             raise JspgfnError(
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"

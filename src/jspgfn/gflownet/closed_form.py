@@ -1,0 +1,106 @@
+"""The linear Gaussian model's closed-form graph scores in float32 JAX, for the jitted training step.
+
+The formulas of conjugate.py (float64 numpy, paper appendix "Posterior of the linear Gaussian model"), on the
+per-node sufficient statistics of the run's whole training data (not a mini-batch):
+
+- `edge_gains`: log R(G + (i -> j)) - log R(G) of the marginal reward (theta integrated out) for every pair,
+  the score-led exploration's logits (score_exploration.py, option `explore_score_temperature`);
+- `graph_gains`: log R(G) - log R(empty), the stop offset from the closed-form score (score_offset.py, option
+  `stop_score_closed_form`).
+
+Both beyond the paper. The factorisation is written here with elementwise operations (`cholesky_and_solve`).
+"""
+
+import jax
+import jax.numpy as jnp
+
+
+def node_statistics(x, interventions=None):
+    """Per-node sufficient statistics of x float [N, d], rows intervened on node j left out of node j's:
+    (gram [d, d, d], xty [d, d]) as in conjugate.NodeStatistics (the gains need no yty nor count)."""
+    keep = jnp.ones_like(x) if interventions is None else 1.0 - jnp.asarray(interventions, x.dtype)  # [N, d]
+    return jnp.einsum("nj,na,nb->jab", keep, x, x), jnp.einsum("nj,na->ja", keep * x, x)
+
+
+def cholesky_and_solve(matrix, vectors):
+    """(L, Y) with L lower triangular, L L^T = matrix float [..., n, n] (positive definite) and L Y = vectors
+    [..., n, k], so that v^T matrix^-1 v = |L^-1 v|^2 for each column v. Written with elementwise operations in
+    a loop over the n columns, not LAPACK: LAPACK's Cholesky batched over every (graph, node, candidate parent
+    set) deadlocked inside the jitted training step at d=20 (JAX 0.10.2 on CPU, twenty-ninth session;
+    tests/test_score_exploration.py::test_it_trains_at_d20)."""
+    n = matrix.shape[-1]
+    eye = jnp.eye(n, dtype=matrix.dtype)
+
+    def column(j, carry):
+        chol, solved = carry
+        pick = eye[j]  # [n], one-hot of column j
+        row = jnp.einsum("...ik,i->...k", chol, pick)  # row j of L; zero from column j on
+        diagonal = jnp.sqrt(jnp.einsum("...ik,i,k->...", matrix, pick, pick) - jnp.sum(row * row, -1))
+        column_j = jnp.einsum("...ik,k->...i", matrix, pick) - jnp.einsum("...ik,...k->...i", chol, row)
+        new = jnp.where(jnp.arange(n) > j, column_j / diagonal[..., None], 0.0) + pick * diagonal[..., None]
+        entry = (jnp.einsum("...ik,i->...k", vectors, pick) - jnp.einsum("...i,...ik->...k", row, solved)) / diagonal[
+            ..., None
+        ]
+        return chol + new[..., :, None] * pick, solved + pick[:, None] * entry[..., None, :]
+
+    return jax.lax.fori_loop(0, n, column, (jnp.zeros_like(matrix), jnp.zeros_like(vectors)))
+
+
+def edge_gains(model, graph_prior, x, interventions, adjacency):
+    """log R(G + (i -> j)) - log R(G) of the marginal reward for every pair: adjacency uint8 [B, d, d],
+    x float [N, d] -> float [B, d, d] (entry [b, i, j]; meaningless where i -> j is not a valid edge).
+
+    The formulas of conjugate._node_gaussians and _log_marginals, with parent i added to node j by the
+    block (Schur complement) update of the current parents' factor: one d x d factorisation per node and graph,
+    not one per pair. With Lambda the current precision (identity outside the parents P), b = gram[:, i] / s2
+    on P, w = L^-1 b and s = gram[i, i] / s2 + 1 / v0 - |w|^2: log det gains log s, and u' = (u - mu0 b, u_i')
+    gives u'^T Lambda'^-1 u' = |y - mu0 w|^2 + (u_i' - w . (y - mu0 w))^2 / s, y = L^-1 u."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
+    d = adjacency.shape[-1]
+    gram, xty = node_statistics(jnp.asarray(x, jnp.float32), interventions)
+    masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
+    precision = (
+        masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
+    )
+    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
+    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
+    cross = masks[..., :, None] * gram / s2  # [B, j, parents, i]: b of each candidate i
+    _, solved = cholesky_and_solve(precision, jnp.concatenate([u[..., None], cross], axis=-1))
+    y, w = solved[..., 0], solved[..., 1:]  # [B, j, d], [B, j, d, i]
+    # Only the changes enter: the terms in N, log s2 and log det L cancel in the difference.
+    gram_ii = jnp.diagonal(gram, axis1=-2, axis2=-1)  # [j, i]
+    schur = gram_ii / s2 + 1.0 / v0 - jnp.sum(w * w, axis=-2)  # [B, j, i]
+    shifted = y[..., None] - mu0 * w  # [B, j, parents, i]
+    u_new = (xty - mu0 * (gram_m + gram_ii)) / s2  # [B, j, i]: the new parent's entry of u'
+    quad_change = (
+        jnp.sum(shifted * shifted, axis=-2)
+        + (u_new - jnp.sum(w * shifted, axis=-2)) ** 2 / schur
+        - jnp.sum(y * y, axis=-1)[..., None]
+    )
+    rtr_change = -2.0 * mu0 * xty + mu0**2 * (2.0 * gram_m + gram_ii)  # [B, j, i]
+    gains = -0.5 * (jnp.log(v0) + jnp.log(schur) + rtr_change / s2 - quad_change)  # [B, j, i]
+    return jnp.swapaxes(gains, -1, -2) + graph_prior.log_edge_weight
+
+
+def graph_gains(model, graph_prior, x, interventions, adjacency):
+    """log R(G) - log R(empty) of the marginal reward, log P(D | G) + log P(G) less the empty graph's: adjacency
+    uint8 [B, d, d], x float [N, d], interventions 0/1 [N, d] or None -> float [B].
+
+    Per node j with parents P (mask m), conjugate._log_marginals less its value at P empty (Lambda = I, u = 0,
+    r = x_j): -1/2 (|P| log v0 + log det Lambda + (r^T r - x_j^T x_j) / s2 - |L^-1 u|^2); the terms in N and
+    log s2 cancel."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
+    d = adjacency.shape[-1]
+    gram, xty = node_statistics(jnp.asarray(x, jnp.float32), interventions)
+    masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
+    precision = (
+        masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
+    )
+    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
+    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
+    chol, solved = cholesky_and_solve(precision, u[..., None])
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # [B, j]; 0 off the parents
+    rtr_change = -2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)  # [B, j]
+    num_parents = jnp.sum(masks, axis=-1)  # [B, j]
+    gains = -0.5 * (num_parents * jnp.log(v0) + logdet + rtr_change / s2 - jnp.sum(solved[..., 0] ** 2, -1))
+    return jnp.sum(gains, axis=-1) + graph_prior.log_edge_weight * jnp.sum(num_parents, axis=-1)
