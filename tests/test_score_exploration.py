@@ -48,9 +48,7 @@ def test_the_factor_and_the_solve_are_numpy_s():
     a = rng.normal(size=(3, 2, 6, 6))
     matrix = a @ np.swapaxes(a, -1, -2) + 6 * np.eye(6)
     vectors = rng.normal(size=(3, 2, 6, 4))
-    chol, solved = closed_form.cholesky_and_solve(
-        jnp.asarray(matrix, jnp.float32), jnp.asarray(vectors, jnp.float32)
-    )
+    chol, solved = closed_form.cholesky_and_solve(jnp.asarray(matrix, jnp.float32), jnp.asarray(vectors, jnp.float32))
     expected = np.linalg.cholesky(matrix)
     np.testing.assert_allclose(chol, expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(solved, np.linalg.solve(expected, vectors), rtol=1e-4, atol=1e-5)
