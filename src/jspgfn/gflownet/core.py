@@ -17,8 +17,8 @@ import numpy as np
 import optax
 
 from jspgfn.errors import JspgfnError
-from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import closed_form, policy, score_exploration
+from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet import trajectories as trajlib
 from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss
