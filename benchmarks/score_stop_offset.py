@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import accuracy_seeds  # noqa: E402
+import family_floor  # noqa: E402
 import flow_diagnosis  # noqa: E402
 from jspgfn.conjugate import log_marginal_likelihood_graphs  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
@@ -42,8 +43,10 @@ class ReportingTrainer(Trainer):
     """The library's Trainer, with the score's report that accuracy_seeds.py calls after each evaluation."""
 
     def report(self, state, graphs, exact, data):
-        """Print the theta-free score (and, with stop_score_closed_form, the closed-form float32 score the offset
-        used) against the float64 exact one on the distinct graphs among `graphs` uint8 [K, d, d] (the sampler's)
+        """Print the theta-free score's error (beside, for the diagonal family, its floor: minus the summed
+        mean-field gap, family_floor.py, what the error would be at q's best; the rest is q's training) and, with
+        stop_score_closed_form, the error of the closed-form float32 score the offset used, against the float64
+        exact score on the distinct graphs among `graphs` uint8 [K, d, d] (the sampler's)
         and among the exact posterior's samples (exact: accuracy_exact_edges.load_exact), for the run (Trainer
         state) on data float32 [N, d]."""
         params = state.params
@@ -57,6 +60,9 @@ class ReportingTrainer(Trainer):
                 f"#   {name}'s {len(distinct)} distinct graphs ({distinct.sum(axis=(1, 2)).mean():.1f} edges): "
                 f"exact score {true.mean():.1f}; theta-free score's error {error.mean():.1f} +- {error.std():.1f}"
             )
+            if self.family == "diag":
+                floor = -family_floor.mean_field_gaps_of(self.model, data, distinct)
+                line += f" (the diagonal family's floor {floor.mean():.1f} +- {floor.std():.1f})"
             if self.cfg.stop_score_closed_form:
                 closed = np.asarray(out["stop_score"], np.float64) - true
                 line += f"; the offset's closed-form score's {closed.mean():.2f} +- {closed.std():.2f}"
