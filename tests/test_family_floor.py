@@ -1,5 +1,6 @@
 """benchmarks/family_floor.py: the mean-field gap of a whole graph, read from the per-parent-set table by codes,
-and computed for the given graphs' parent sets only, against the KL of the best diagonal Gaussian from each node's exact weight posterior, computed directly."""
+and computed for the given graphs' parent sets only, against the KL of the best diagonal Gaussian from each node's
+exact weight posterior, computed directly."""
 
 import numpy as np
 
