@@ -115,6 +115,19 @@ def test_the_offset_moves_the_stop_logit_only_and_passes_no_gradient_to_q():
     assert float(jnp.abs(other - shifted["stop_logit"]).max()) > 1.0
 
 
+def test_the_elimination_gives_numpy_s_logdet_and_quadratic_form():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 2, 7, 7))
+    matrix = a @ np.swapaxes(a, -1, -2) + 7 * np.eye(7)
+    vector = rng.normal(size=(3, 2, 7)) * 5
+    logdet, quadratic = closed_form.logdet_and_quadratic(
+        jnp.asarray(matrix, jnp.float32), jnp.asarray(vector, jnp.float32)
+    )
+    np.testing.assert_allclose(logdet, np.linalg.slogdet(matrix)[1], rtol=1e-5)
+    expected = np.einsum("...i,...i->...", vector, np.linalg.solve(matrix, vector[..., None])[..., 0])
+    np.testing.assert_allclose(quadratic, expected, rtol=1e-4)
+
+
 @pytest.mark.parametrize("intervened", [False, True])
 def test_the_closed_form_gains_are_conjugate_s_scores(intervened):
     """graph_gains = log P(D | G) + log P(G) - (the same for the empty graph), conjugate.py's float64 closed

@@ -8,7 +8,8 @@ per-node sufficient statistics of the run's whole training data (not a mini-batc
 - `graph_gains`: log R(G) - log R(empty), the stop offset from the closed-form score (score_offset.py, option
   `stop_score_closed_form`).
 
-Both beyond the paper. The factorisation is written here with elementwise operations (`cholesky_and_solve`).
+Both beyond the paper. The factorisations are written here with elementwise operations (`cholesky_and_solve`,
+`logdet_and_quadratic`), not LAPACK (which deadlocked inside the jitted step at d=20).
 """
 
 import jax
@@ -82,6 +83,26 @@ def edge_gains(model, graph_prior, x, interventions, adjacency):
     return jnp.swapaxes(gains, -1, -2) + graph_prior.log_edge_weight
 
 
+def logdet_and_quadratic(matrix, vector):
+    """(log det A, v^T A^-1 v) for A float [..., n, n] positive definite and v [..., n] -> ([...], [...]).
+
+    Gaussian elimination without pivoting of the augmented [[A, v], [v^T, 0]], unrolled over the n (static)
+    pivots, each step one fused update of the shrinking trailing block: the product of the pivots is det A and
+    the last entry left is -v^T A^-1 v. About three times fewer memory passes than cholesky_and_solve's loop,
+    which writes the whole factor at every column (graph_gains runs on every graph of the loss's batch)."""
+    n = matrix.shape[-1]
+    top = jnp.concatenate([matrix, vector[..., :, None]], axis=-1)
+    bottom = jnp.concatenate([vector, jnp.zeros_like(vector[..., :1])], axis=-1)[..., None, :]
+    block = jnp.concatenate([top, bottom], axis=-2)  # [..., n + 1, n + 1]
+    logdet = jnp.zeros(matrix.shape[:-2], matrix.dtype)
+    for _ in range(n):
+        pivot = block[..., 0, 0]
+        logdet = logdet + jnp.log(pivot)
+        column = block[..., 1:, 0]
+        block = block[..., 1:, 1:] - column[..., :, None] * column[..., None, :] / pivot[..., None, None]
+    return logdet, -block[..., 0, 0]
+
+
 def graph_gains(model, graph_prior, x, interventions, adjacency):
     """log R(G) - log R(empty) of the marginal reward, log P(D | G) + log P(G) less the empty graph's: adjacency
     uint8 [B, d, d], x float [N, d], interventions 0/1 [N, d] or None -> float [B].
@@ -98,9 +119,8 @@ def graph_gains(model, graph_prior, x, interventions, adjacency):
     )
     gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
     u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
-    chol, solved = cholesky_and_solve(precision, u[..., None])
-    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)  # [B, j]; 0 off the parents
+    logdet, quadratic = logdet_and_quadratic(precision, u)  # [B, j]; the identity off the parents adds 0
     rtr_change = -2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)  # [B, j]
     num_parents = jnp.sum(masks, axis=-1)  # [B, j]
-    gains = -0.5 * (num_parents * jnp.log(v0) + logdet + rtr_change / s2 - jnp.sum(solved[..., 0] ** 2, -1))
+    gains = -0.5 * (num_parents * jnp.log(v0) + logdet + rtr_change / s2 - quadratic)
     return jnp.sum(gains, axis=-1) + graph_prior.log_edge_weight * jnp.sum(num_parents, axis=-1)
