@@ -2,7 +2,14 @@
 
   rm -rf /tmp/before && mkdir /tmp/before && git archive HEAD src | tar -x -C /tmp/before
   .venv/bin/python benchmarks/ab_iteration.py /tmp/before/src src [--d 20] [--preset quick] [--model mlp-gauss]
-      [--family full] [--set key=value ...]
+      [--family full] [--set key=value ...] [--set-b key=value ...]
+
+--set-b adds options to B only, to time one option against its absence in the same tree (`src src`), e.g. the
+closed-form stop offset against q's:
+
+  .venv/bin/python benchmarks/ab_iteration.py src src --set stop_score_offset=1 theta_elbo=1 \
+      stop_target_tau=0.1 replay_capacity=5000 explore_score_temperature=1 explore_score_share=0.75 \
+      --set-b stop_score_closed_form=true
 
 Each tree runs in its own worker process (this script with PYTHONPATH=tree, so `import jspgfn`
 loads that tree); once both have compiled, they time blocks of --iterations iterations (one
@@ -27,13 +34,15 @@ def worker(args):
     import jax
     import numpy as np
 
+    import yaml
+
     import jspgfn
     from jspgfn.generate import generate
     from jspgfn.gflownet.core import Trainer
     from jspgfn.gflownet.presets import get_preset
     from jspgfn.models import get_graph_prior, get_model
 
-    overrides = {k: int(v) for k, v in (kv.split("=") for kv in args.set)}
+    overrides = {k: yaml.safe_load(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     cfg = get_preset(args.preset, iterations_per_dispatch=args.iterations, **overrides)
     kind = "mlp" if args.model == "mlp-gauss" else "linear"
     x = generate("er2" if args.d > 5 else "er1", kind, args.d, args.rows, 10, 0).train.astype(np.float32)
@@ -60,7 +69,8 @@ def main():
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--model", default="lingauss", choices=["lingauss", "mlp-gauss"], help="likelihood model")
     parser.add_argument("--family", default="diag", choices=["diag", "full"], help="posterior family of theta")
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="training options (ints)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="training options (YAML values)")
+    parser.add_argument("--set-b", nargs="*", default=[], metavar="KEY=VALUE", help="more options, for B only")
     parser.add_argument("--iterations", type=int, default=20, help="iterations per timed block")
     parser.add_argument("--repeats", type=int, default=5, help="blocks of each tree")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -73,16 +83,16 @@ def main():
     command = [sys.executable, __file__, "--worker", "--d", str(args.d), "--rows", str(args.rows)]
     command += ["--preset", args.preset, "--model", args.model, "--family", args.family]
     command += ["--iterations", str(args.iterations)]
-    command += ["--set", *args.set]
     procs = []
-    for tree in args.trees:
+    for tree, extra in zip(args.trees, ([], args.set_b)):
         env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        options = ["--set", *args.set, *extra]
+        proc = subprocess.Popen(command + options, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         procs.append(proc)
         print(f"# {'AB'[len(procs) - 1]}: {json.loads(proc.stdout.readline())['ready']}", flush=True)
     print(
         f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; d={args.d} preset {args.preset}"
-        f" model {args.model} family {args.family} {args.set}"
+        f" model {args.model} family {args.family} {args.set}, B also {args.set_b}"
     )
     best, best_cpu = [0.0, 0.0], [float("inf")] * 2
     for _ in range(args.repeats):
