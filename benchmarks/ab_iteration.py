@@ -33,7 +33,6 @@ def worker(args):
     "run N" lines."""
     import jax
     import numpy as np
-
     import yaml
 
     import jspgfn
