@@ -88,13 +88,17 @@ def test_the_score_is_the_marginal_likelihood_when_q_is_the_posterior(diagonal):
         assert gap.max() > 0.05  # the mean-field gap is measurable on these correlated parents
 
 
-def test_the_offset_moves_the_stop_logit_only_and_passes_no_gradient_to_q():
-    x = jnp.asarray(_data(), jnp.float32)
+def _small_network(prior_name):
+    """(x float32 [30, 3], model, graph prior, an untrained small network, all 25 DAGs on 3 nodes, its params)."""
     model = get_model("lingauss", obs_var=0.5)
-    prior = get_graph_prior("uniform", 3)
     base = make_network(NetConfig(embed_dim=16, mlp_hidden=16, num_heads=2, key_size=8, theta_hidden=16), 3)
     graphs = jnp.asarray(exact_flows.dag_lattice(3).graphs, jnp.uint8)
     params = base.init(jax.random.PRNGKey(0), graphs[:1])
+    return jnp.asarray(_data(), jnp.float32), model, get_graph_prior(prior_name, 3), base, graphs, params
+
+
+def test_the_offset_moves_the_stop_logit_only_and_passes_no_gradient_to_q():
+    x, model, prior, base, graphs, params = _small_network("uniform")
     # Move q's mean away from 0 so that the graphs' scores differ.
     params["policy/theta_loc"]["b"] = params["policy/theta_loc"]["b"] + 0.7
     net = ScoreOffsetNetwork(base, model, prior, 2.5, x)
@@ -158,12 +162,7 @@ def test_the_closed_form_offset_is_the_exact_score_whatever_q():
     """With stop_score_closed_form the stop logit moves by weight * (log R(G) - log R(empty)), the closed-form
     score, whatever q's mean (which moves the theta-free score), with no gradient to q; "stop_score" is the
     absolute score."""
-    x = jnp.asarray(_data(), jnp.float32)
-    model = get_model("lingauss", obs_var=0.5)
-    prior = get_graph_prior("erdos_renyi", 3)
-    base = make_network(NetConfig(embed_dim=16, mlp_hidden=16, num_heads=2, key_size=8, theta_hidden=16), 3)
-    graphs = jnp.asarray(exact_flows.dag_lattice(3).graphs, jnp.uint8)
-    params = base.init(jax.random.PRNGKey(0), graphs[:1])
+    x, model, prior, base, graphs, params = _small_network("erdos_renyi")
     net = ScoreOffsetNetwork(base, model, prior, 2.5, x, closed_form=True)
     exact = log_marginal_likelihood_graphs(model, _data(), np.asarray(graphs), graph_prior=prior)
     empty = int(np.flatnonzero(np.asarray(graphs).sum(axis=(1, 2)) == 0)[0])

@@ -47,6 +47,23 @@ def cholesky_and_solve(matrix, vectors):
     return jax.lax.fori_loop(0, n, column, (jnp.zeros_like(matrix), jnp.zeros_like(vectors)))
 
 
+def _node_systems(model, x, interventions, adjacency):
+    """Each node's regression on its parents in masked form, as conjugate._node_gaussians and _log_marginals:
+    (gram [d, d, d], xty [d, d]) of x float [N, d], and for adjacency uint8 [B, d, d] the parent masks
+    [B, j, d], the precisions Lambda [B, j, d, d] (identity outside the parents), gram_m = gram m [B, j, d] and
+    u = m * (xty - mu0 gram m) / s2 [B, j, d]."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
+    d = adjacency.shape[-1]
+    gram, xty = node_statistics(jnp.asarray(x, jnp.float32), interventions)
+    masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
+    precision = (
+        masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
+    )
+    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
+    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
+    return gram, xty, masks, precision, gram_m, u
+
+
 def edge_gains(model, graph_prior, x, interventions, adjacency):
     """log R(G + (i -> j)) - log R(G) of the marginal reward for every pair: adjacency uint8 [B, d, d],
     x float [N, d] -> float [B, d, d] (entry [b, i, j]; meaningless where i -> j is not a valid edge).
@@ -57,14 +74,7 @@ def edge_gains(model, graph_prior, x, interventions, adjacency):
     on P, w = L^-1 b and s = gram[i, i] / s2 + 1 / v0 - |w|^2: log det gains log s, and u' = (u - mu0 b, u_i')
     gives u'^T Lambda'^-1 u' = |y - mu0 w|^2 + (u_i' - w . (y - mu0 w))^2 / s, y = L^-1 u."""
     s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
-    d = adjacency.shape[-1]
-    gram, xty = node_statistics(jnp.asarray(x, jnp.float32), interventions)
-    masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
-    precision = (
-        masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
-    )
-    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
-    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
+    gram, xty, masks, precision, gram_m, u = _node_systems(model, x, interventions, adjacency)
     cross = masks[..., :, None] * gram / s2  # [B, j, parents, i]: b of each candidate i
     _, solved = cholesky_and_solve(precision, jnp.concatenate([u[..., None], cross], axis=-1))
     y, w = solved[..., 0], solved[..., 1:]  # [B, j, d], [B, j, d, i]
@@ -111,14 +121,7 @@ def graph_gains(model, graph_prior, x, interventions, adjacency):
     r = x_j): -1/2 (|P| log v0 + log det Lambda + (r^T r - x_j^T x_j) / s2 - |L^-1 u|^2); the terms in N and
     log s2 cancel."""
     s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
-    d = adjacency.shape[-1]
-    gram, xty = node_statistics(jnp.asarray(x, jnp.float32), interventions)
-    masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
-    precision = (
-        masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
-    )
-    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
-    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
+    gram, xty, masks, precision, gram_m, u = _node_systems(model, x, interventions, adjacency)
     logdet, quadratic = logdet_and_quadratic(precision, u)  # [B, j]; the identity off the parents adds 0
     rtr_change = -2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)  # [B, j]
     num_parents = jnp.sum(masks, axis=-1)  # [B, j]
