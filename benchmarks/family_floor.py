@@ -27,6 +27,14 @@ from jspgfn.exact_dp import local_scores, subset_posterior
 from jspgfn.models import get_model
 
 
+def _precisions_and_gaps(model, gram, rows):
+    """Precisions L = gram[Pa, Pa] + I / prior_var of parent sets rows int [M, k] and the best diagonal q's
+    KL 0.5 (sum_i log L_ii - log det L) of each: float64 [M]."""
+    lam = gram[rows[:, :, None], rows[:, None, :]] + np.eye(rows.shape[1]) / model.prior_var
+    diag = np.log(np.diagonal(lam, axis1=1, axis2=2)).sum(axis=1)
+    return 0.5 * (diag - np.linalg.slogdet(lam)[1])
+
+
 def mean_field_gaps(model, x):
     """KL(best diagonal q || P(theta_j | Pa, D)) for every parent code: float64 [2^d] (0 for |Pa| <= 1)."""
     x = np.asarray(x, np.float64)
@@ -37,10 +45,7 @@ def mean_field_gaps(model, x):
         subsets = np.array(list(itertools.combinations(range(d), k)))  # [M, k]
         codes = (1 << subsets).sum(axis=1)
         for start in range(0, len(subsets), 20_000):
-            rows = subsets[start : start + 20_000]
-            lam = gram[rows[:, :, None], rows[:, None, :]] + np.eye(k) / model.prior_var
-            diag = np.log(np.diagonal(lam, axis1=1, axis2=2)).sum(axis=1)
-            gaps[codes[start : start + 20_000]] = 0.5 * (diag - np.linalg.slogdet(lam)[1])
+            gaps[codes[start : start + 20_000]] = _precisions_and_gaps(model, gram, subsets[start : start + 20_000])
     return gaps
 
 
@@ -58,8 +63,7 @@ def mean_field_gaps_of(model, x, graphs):
             if len(parents) < 2:
                 continue
             if parents not in pairs:
-                lam = gram[np.ix_(parents, parents)] + np.eye(len(parents)) / model.prior_var
-                pairs[parents] = 0.5 * (np.log(np.diag(lam)).sum() - np.linalg.slogdet(lam)[1])
+                pairs[parents] = float(_precisions_and_gaps(model, gram, np.array([parents]))[0])
             total[s] += pairs[parents]
     return total
 
