@@ -1,0 +1,72 @@
+"""Is the sampler a tempered posterior? The exact P(G | D)^beta that best fits a run's edge marginals.
+
+A sampler that ends under the posterior's size with graphs scoring at or above the posterior's typical ones
+(docs/jspgfn-beyond-d5.md, thirty-third and thirty-fourth sessions) looks like the posterior at a lower
+temperature. Under the uniform DAG prior, P_beta(G) proportional to exp(beta log P(D | G)) is structure-modular
+(every local score times beta), so the subset DP gives its edge marginals exactly for any beta. For each row of
+an `accuracy_seeds.py --json` file (its sampler's edge marginals, "marginal"), prints the edge RMSE against the
+exact posterior (beta = 1) and against the best-fitting P_beta on a grid, that beta and P_beta's expected edges:
+beta > 1 with a much lower RMSE says the run's error is mostly a temperature (too concentrated); an RMSE that
+stays high at every beta says the error is elsewhere.
+
+  .venv/bin/python benchmarks/tempered_fit.py /tmp/s34/er2_s1.json [--iteration 6000]
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from jspgfn.dataset import load_dataset
+from jspgfn.exact_dp import local_scores, subset_posterior
+from jspgfn.models import get_model
+
+
+def tempered_edges(scores, beta):
+    """Edge marginals of P_beta(G) proportional to exp(beta sum_j scores[j, Pa_j]): scores float64 [d, 2^d]
+    (-inf where excluded) -> float64 [d, d]."""
+    return subset_posterior(np.where(np.isfinite(scores), beta * scores, -np.inf)).edge
+
+
+def rmse_off_diagonal(a, b):
+    off = ~np.eye(a.shape[0], dtype=bool)
+    return float(np.sqrt(np.mean((a[off] - b[off]) ** 2)))
+
+
+def best_beta(scores, marginal, betas):
+    """(beta, RMSE, edges of P_beta) at the grid point whose tempered marginals are nearest marginal [d, d]."""
+    fits = [
+        (rmse_off_diagonal(marginal, edges), beta, float(edges.sum()))
+        for beta in betas
+        for edges in [tempered_edges(scores, beta)]
+    ]
+    rmse, beta, edges = min(fits)
+    return beta, rmse, edges
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", help="accuracy_seeds.py --json file (rows with 'dataset' and 'marginal')")
+    parser.add_argument("--iteration", type=int, default=None, help="rows at this iteration (default: the last)")
+    parser.add_argument("--betas", type=float, nargs="+", default=list(np.round(np.arange(0.5, 3.01, 0.05), 2)))
+    parser.add_argument("--obs-var", type=float, default=0.01)
+    parser.add_argument("--prior-var", type=float, default=1.0)
+    args = parser.parse_args()
+    rows = json.load(open(args.rows))["rows"]
+    iteration = args.iteration or max(row["iteration"] for row in rows)
+    model = get_model("lingauss", obs_var=args.obs_var, prior_var=args.prior_var)
+    print("dataset  seed  iter  rmse_beta1  best_beta  rmse_best  edges_run  edges_beta1  edges_best", flush=True)
+    for row in (r for r in rows if r["iteration"] == iteration):
+        scores = local_scores(model, load_dataset(row["dataset"]).train)
+        marginal = np.asarray(row["marginal"], np.float64)
+        exact = tempered_edges(scores, 1.0)
+        beta, rmse, edges = best_beta(scores, marginal, args.betas)
+        print(
+            f"{row['dataset']}  {row['seed']}  {iteration}  {rmse_off_diagonal(marginal, exact):10.3f}  {beta:9.2f}"
+            f"  {rmse:9.3f}  {marginal.sum():9.1f}  {exact.sum():11.1f}  {edges:10.1f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
