@@ -14,6 +14,7 @@ stays high at every beta says the error is elsewhere.
 
 import argparse
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -52,8 +53,12 @@ def main():
     parser.add_argument("--obs-var", type=float, default=0.01)
     parser.add_argument("--prior-var", type=float, default=1.0)
     args = parser.parse_args()
-    rows = json.load(open(args.rows))["rows"]
+    rows = json.loads(Path(args.rows).read_text()).get("rows", [])
+    if not rows or any("marginal" not in row for row in rows):
+        raise SystemExit(f"{args.rows}: no rows with edge marginals (write it with accuracy_seeds.py --json)")
     iteration = args.iteration or max(row["iteration"] for row in rows)
+    if not any(row["iteration"] == iteration for row in rows):
+        raise SystemExit(f"{args.rows}: no rows at iteration {iteration}")
     model = get_model("lingauss", obs_var=args.obs_var, prior_var=args.prior_var)
     print("dataset  seed  iter  rmse_beta1  best_beta  rmse_best  edges_run  edges_beta1  edges_best", flush=True)
     for row in (r for r in rows if r["iteration"] == iteration):
