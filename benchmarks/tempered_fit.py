@@ -7,7 +7,9 @@ temperature. Under the uniform DAG prior, P_beta(G) proportional to exp(beta log
 an `accuracy_seeds.py --json` file (its sampler's edge marginals, "marginal"), prints the edge RMSE against the
 exact posterior (beta = 1) and against the best-fitting P_beta on a grid, that beta and P_beta's expected edges:
 beta > 1 with a much lower RMSE says the run's error is mostly a temperature (too concentrated); an RMSE that
-stays high at every beta says the error is elsewhere.
+stays high at every beta says the error is elsewhere. Also prints the run's RMSE against the diagonal family's
+target P_mf (family_floor.py) and P_mf's against the exact (the floor), and the share of the run's squared error on
+the uncertain pairs (exact marginal in (0.1, 0.9)). Linear Gaussian model, d <= ~14 (one DP per beta).
 
   .venv/bin/python benchmarks/tempered_fit.py /tmp/s34/er2_s1.json [--iteration 6000]
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from family_floor import mean_field_gaps
 from jspgfn.dataset import load_dataset
 from jspgfn.exact_dp import local_scores, subset_posterior
 from jspgfn.models import get_model
@@ -60,15 +63,27 @@ def main():
     if not any(row["iteration"] == iteration for row in rows):
         raise SystemExit(f"{args.rows}: no rows at iteration {iteration}")
     model = get_model("lingauss", obs_var=args.obs_var, prior_var=args.prior_var)
-    print("dataset  seed  iter  rmse_beta1  best_beta  rmse_best  edges_run  edges_beta1  edges_best", flush=True)
+    print(
+        "dataset  seed  iter  rmse_beta1  best_beta  rmse_best  edges_run  edges_beta1  edges_best  rmse_mf  mf_floor"
+        "  uncertain_share",
+        flush=True,
+    )
     for row in (r for r in rows if r["iteration"] == iteration):
-        scores = local_scores(model, load_dataset(row["dataset"]).train)
+        x = load_dataset(row["dataset"]).train
+        scores = local_scores(model, x)
         marginal = np.asarray(row["marginal"], np.float64)
         exact = tempered_edges(scores, 1.0)
         beta, rmse, edges = best_beta(scores, marginal, args.betas)
+        gaps = mean_field_gaps(model, x)
+        mean_field = subset_posterior(np.where(np.isfinite(scores), scores - gaps[None, :], -np.inf)).edge
+        off = ~np.eye(len(exact), dtype=bool)
+        error = (marginal - exact)[off] ** 2
+        uncertain = (exact[off] > 0.1) & (exact[off] < 0.9)
         print(
             f"{row['dataset']}  {row['seed']}  {iteration}  {rmse_off_diagonal(marginal, exact):10.3f}  {beta:9.2f}"
-            f"  {rmse:9.3f}  {marginal.sum():9.1f}  {exact.sum():11.1f}  {edges:10.1f}",
+            f"  {rmse:9.3f}  {marginal.sum():9.1f}  {exact.sum():11.1f}  {edges:10.1f}"
+            f"  {rmse_off_diagonal(marginal, mean_field):7.3f}  {rmse_off_diagonal(mean_field, exact):8.3f}"
+            f"  {error[uncertain].sum() / error.sum():15.2f}",
             flush=True,
         )
 
