@@ -68,6 +68,12 @@ def mean_field_gaps_of(model, x, graphs):
     return total
 
 
+def mean_field_edges(scores, gaps):
+    """Edge marginals of P_mf(G) proportional to P(G | D) exp(-sum_j gaps[Pa_j]): local scores float64 [d, 2^d]
+    (-inf where excluded), mean_field_gaps [2^d] -> float64 [d, d]."""
+    return subset_posterior(np.where(np.isfinite(scores), scores - gaps[None, :], -np.inf)).edge
+
+
 def graph_gaps(gaps, graphs):
     """sum_j gaps[code of Pa_j] for graphs uint8 [S, d, d] (graphs[s, i, j] = 1 iff i -> j) -> float64 [S]."""
     d = graphs.shape[-1]
@@ -96,9 +102,8 @@ def main():
         x = load_dataset(folder).train
         scores = local_scores(model, x)
         exact = subset_posterior(scores).edge
-        finite = np.isfinite(scores)
         gaps = mean_field_gaps(model, x)
-        mf = subset_posterior(np.where(finite, scores - gaps[None, :], -np.inf)).edge
+        mf = mean_field_edges(scores, gaps)
         rmse, r = compare(mf, exact)
         rows.append(rmse)
         gap = "-"

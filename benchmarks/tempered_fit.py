@@ -11,7 +11,8 @@ stays high at every beta says the error is elsewhere. Also prints the run's RMSE
 target P_mf (family_floor.py) and P_mf's against the exact (the floor), and the share of the run's squared error on
 the uncertain pairs (exact marginal in (0.1, 0.9)). Linear Gaussian model, d <= ~14 (one DP per beta).
 
-  .venv/bin/python benchmarks/tempered_fit.py /tmp/s34/er2_s1.json [--iteration 6000]
+  .venv/bin/python benchmarks/score_stop_offset.py --weight 1 DATA=EXACT ... --json ROWS.json [--set ...]
+  .venv/bin/python benchmarks/tempered_fit.py ROWS.json [--iteration 6000]
 """
 
 import argparse
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from family_floor import mean_field_gaps
+from family_floor import compare, mean_field_edges, mean_field_gaps
 from jspgfn.dataset import load_dataset
 from jspgfn.exact_dp import local_scores, subset_posterior
 from jspgfn.models import get_model
@@ -33,8 +34,7 @@ def tempered_edges(scores, beta):
 
 
 def rmse_off_diagonal(a, b):
-    off = ~np.eye(a.shape[0], dtype=bool)
-    return float(np.sqrt(np.mean((a[off] - b[off]) ** 2)))
+    return compare(a, b)[0]
 
 
 def best_beta(scores, marginal, betas):
@@ -74,8 +74,7 @@ def main():
         marginal = np.asarray(row["marginal"], np.float64)
         exact = tempered_edges(scores, 1.0)
         beta, rmse, edges = best_beta(scores, marginal, args.betas)
-        gaps = mean_field_gaps(model, x)
-        mean_field = subset_posterior(np.where(np.isfinite(scores), scores - gaps[None, :], -np.inf)).edge
+        mean_field = mean_field_edges(scores, mean_field_gaps(model, x))
         off = ~np.eye(len(exact), dtype=bool)
         error = (marginal - exact)[off] ** 2
         uncertain = (exact[off] > 0.1) & (exact[off] < 0.9)
