@@ -39,11 +39,10 @@ def rmse_off_diagonal(a, b):
 
 def best_beta(scores, marginal, betas):
     """(beta, RMSE, edges of P_beta) at the grid point whose tempered marginals are nearest marginal [d, d]."""
-    fits = [
-        (rmse_off_diagonal(marginal, edges), beta, float(edges.sum()))
-        for beta in betas
-        for edges in [tempered_edges(scores, beta)]
-    ]
+    fits = []
+    for beta in betas:
+        edges = tempered_edges(scores, beta)
+        fits.append((rmse_off_diagonal(marginal, edges), beta, float(edges.sum())))
     rmse, beta, edges = min(fits)
     return beta, rmse, edges
 

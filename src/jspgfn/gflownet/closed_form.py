@@ -98,9 +98,9 @@ def logdet_and_quadratic(matrix, vector):
 
     Gaussian elimination without pivoting of the augmented [[A, v], [v^T, 0]], unrolled over the n (static)
     pivots, each step one fused update of the shrinking trailing block: the product of the pivots is det A and
-    the last entry left is -v^T A^-1 v. Twice as fast as cholesky_and_solve's loop, which writes the whole factor
-    at every column (54 against 107 ms for 256 graphs at d=20 here; graph_gains runs on every graph of the loss's
-    batch)."""
+    the last entry left is -v^T A^-1 v. Fewer memory passes than cholesky_and_solve's loop, which writes the whole
+    factor at every column (graph_gains runs on every graph of the loss's batch; the timing of each, with the
+    command: docs/jspgfn-beyond-d5.md, thirty-third session)."""
     n = matrix.shape[-1]
     top = jnp.concatenate([matrix, vector[..., :, None]], axis=-1)
     bottom = jnp.concatenate([vector, jnp.zeros_like(vector[..., :1])], axis=-1)[..., None, :]
