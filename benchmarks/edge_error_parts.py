@@ -65,6 +65,12 @@ def error_parts(run, exact):
     return parts
 
 
+def share(parts, name):
+    """'<name>(<pairs>) <adjacency share>/<orientation share>' of error_parts' dict."""
+    total = parts["total"]
+    return f"{name}({parts[name + '_n']}) {parts[name + '_adj'] / total:.2f}/{parts[name + '_ori'] / total:.2f}"
+
+
 def parse_exact(pairs):
     """['DATA=EXACT', ...] -> {DATA: EXACT}."""
     mapping = {}
@@ -109,13 +115,10 @@ def main():
         total = p["total"]
         d = run.shape[0]
 
-        def share(name):
-            return f"{name}({p[name + '_n']}) {p[name + '_adj'] / total:.2f}/{p[name + '_ori'] / total:.2f}"
-
         print(
             f"{row['dataset']}  {row['seed']}  {iteration}  {np.sqrt(total / (d * (d - 1))):.3f}"
-            f"  {p['all_adj'] / total:9.2f}  {share('sure')}  {share('uncertain')}  {share('absent')}"
-            f"  {p['uncertain_signed']:+16.3f}  {share('open')}",
+            f"  {p['all_adj'] / total:9.2f}  {share(p, 'sure')}  {share(p, 'uncertain')}  {share(p, 'absent')}"
+            f"  {p['uncertain_signed']:+16.3f}  {share(p, 'open')}",
             flush=True,
         )
 
