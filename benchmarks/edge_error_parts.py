@@ -26,7 +26,8 @@ import numpy as np
 
 from jspgfn.exact import load_exact
 
-SURE, ABSENT = 0.9, 0.1
+SURE, LIKELY, ABSENT = 0.9, 0.5, 0.1
+CLASSES = ("sure", "likely", "weak", "absent", "open")
 
 
 def pair_errors(run, exact):
@@ -44,31 +45,32 @@ def pair_errors(run, exact):
 
 def error_parts(run, exact):
     """The split of sum_{i != j} (run - exact)^2 (run, exact float [d, d]) -> dict of floats: "total", and for
-    each class of pair (all, sure, uncertain, absent, open: see the module) its adjacency and orientation
-    parts ("<class>_adj", "<class>_ori"), its number of pairs ("<class>_n"), and "uncertain_signed" (mean
-    adjacency error on the uncertain pairs, nan where there are none)."""
+    each class of pair ("all" and CLASSES: see the module) its adjacency and orientation parts ("<class>_adj",
+    "<class>_ori"), its number of pairs ("<class>_n") and its mean adjacency error ("<class>_signed", nan where
+    it has no pairs)."""
     a, o, adjacency, minor = pair_errors(run, exact)
     classes = {
         "all": np.ones_like(adjacency, bool),
         "sure": adjacency >= SURE,
-        "uncertain": (adjacency > ABSENT) & (adjacency < SURE),
+        "likely": (adjacency >= LIKELY) & (adjacency < SURE),
+        "weak": (adjacency > ABSENT) & (adjacency < LIKELY),
         "absent": adjacency <= ABSENT,
-        "open": (adjacency >= 0.5) & (minor >= 0.1),
+        "open": (adjacency >= LIKELY) & (minor >= 0.1),
     }
     parts = {"total": float(np.sum(a**2 + o**2) / 2)}
     for name, mask in classes.items():
         parts[f"{name}_adj"] = float(np.sum(a[mask] ** 2) / 2)
         parts[f"{name}_ori"] = float(np.sum(o[mask] ** 2) / 2)
         parts[f"{name}_n"] = int(mask.sum())
-    uncertain = classes["uncertain"]
-    parts["uncertain_signed"] = float(a[uncertain].mean()) if uncertain.any() else float("nan")
+        parts[f"{name}_signed"] = float(a[mask].mean()) if mask.any() else float("nan")
     return parts
 
 
 def share(parts, name):
-    """'<name>(<pairs>) <adjacency share>/<orientation share>' of error_parts' dict."""
+    """'<pairs> <adjacency share>/<orientation share> <mean signed adjacency error>' of error_parts' dict."""
     total = parts["total"]
-    return f"{name}({parts[name + '_n']}) {parts[name + '_adj'] / total:.2f}/{parts[name + '_ori'] / total:.2f}"
+    adj, ori = parts[name + "_adj"] / total, parts[name + "_ori"] / total
+    return f"{parts[name + '_n']:2d} {adj:.2f}/{ori:.2f} {parts[name + '_signed']:+.3f}"
 
 
 def parse_exact(pairs):
@@ -101,11 +103,9 @@ def main():
     missing = sorted({row["dataset"].rstrip("/") for row in rows} - set(exact_of))
     if missing:
         raise SystemExit(f"{args.rows}: no DATA=EXACT given for {', '.join(missing)}")
-    print("# squared error (sum over ordered pairs) = adjacency + orientation; by the exact P(i ~ j) of the pair")
-    print(
-        "dataset  seed  iter  rmse  adj_share  sure(n)_adj/ori  uncertain(n)_adj/ori  absent(n)_adj/ori"
-        "  uncertain_signed  open(n)_adj/ori"
-    )
+    print("# squared error (sum over ordered pairs) = adjacency + orientation; by the exact P(i ~ j) of the pair:")
+    print("# per class, pairs, shares of the run's squared error adjacency/orientation, mean signed adjacency error")
+    print("dataset  seed  iter  rmse  adj_share  " + "  ".join(f"{name}(n adj/ori signed)" for name in CLASSES))
     for row in rows:
         exact = load_exact(exact_of[row["dataset"].rstrip("/")]).edge
         run = np.asarray(row["marginal"], np.float64)
@@ -117,8 +117,7 @@ def main():
 
         print(
             f"{row['dataset']}  {row['seed']}  {iteration}  {np.sqrt(total / (d * (d - 1))):.3f}"
-            f"  {p['all_adj'] / total:9.2f}  {share(p, 'sure')}  {share(p, 'uncertain')}  {share(p, 'absent')}"
-            f"  {p['uncertain_signed']:+16.3f}  {share(p, 'open')}",
+            f"  {p['all_adj'] / total:9.2f}  " + "  ".join(f"{share(p, name):>19}" for name in CLASSES),
             flush=True,
         )
 
