@@ -176,8 +176,6 @@ def test_diag_density_matches_normal():
 @pytest.mark.parametrize("penalty, theta_elbo", [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)])
 def test_loss_and_grads_finite_with_empty_graph(model_name, penalty, theta_elbo):
     """The released code's 0/0 on the empty graph made Adam's state NaN forever."""
-    if theta_elbo and model_name == "lingauss-full":
-        pytest.skip("theta_elbo supports the diagonal family only")
     d = 4
     model, net, params = _net(model_name, d)
     rng = np.random.default_rng(0)
@@ -557,6 +555,72 @@ def test_elbo_term_recovers_the_exact_diagonal_optimum():
     np.testing.assert_allclose(scale, expect_scale, rtol=0.05)
     # X_2's two weights are correlated a posteriori, so this optimum is not the marginal sd.
     assert not np.allclose(scale[-2:], np.sqrt(covs[2].diagonal()[:2]), rtol=0.05)
+
+
+def test_elbo_term_recovers_the_exact_posterior_with_the_full_family():
+    """With the full family (a Cholesky factor per node), the ELBO term's optimum is the linear Gaussian
+    posterior itself: mean and full covariance of each node's weights (the diagonal family cannot reach the
+    correlation of X_2's two weights, the test above)."""
+    from jspgfn.conjugate import posterior_theta
+    from jspgfn.gflownet.loss import elbo_term, log_rewards, reparameterised
+
+    d, n = 3, 40
+    rng = np.random.default_rng(1)
+    graph = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]], np.uint8)
+    w = graph * np.array([[0, 1.0, -0.5], [0, 0, 0.8], [0, 0, 0]])
+    x = np.zeros((n, d))
+    for j in range(d):
+        x[:, j] = x @ w[:, j] + rng.normal(0.0, 0.3, n)
+    model = get_model("lingauss", obs_var=0.09)
+    prior = get_graph_prior("uniform", d)
+    graphs = jnp.asarray(graph[None])
+    node_mask = policy.node_mask_of(model, graphs)  # [1, d, d]
+    xj = jnp.asarray(x, jnp.float32)
+
+    def q_of(params):
+        lower = jnp.tril(params["raw"], -1)
+        diag = jax.nn.softplus(jnp.diagonal(params["raw"], axis1=-2, axis2=-1))
+        tril = lower + diag[..., None] * jnp.eye(d)
+        return {"loc": params["loc"], "scale": jnp.ones((1, d, d)), "tril": tril}
+
+    def objective(params, key):
+        out = q_of(params)
+        theta = jax.lax.stop_gradient(policy.sample_theta(key, out, node_mask, 16))
+        theta_r = reparameterised(out, theta, node_mask)  # the same values as theta
+        log_r = log_rewards(model, prior, theta_r, graphs, xj, n)
+        return elbo_term(out, log_r, node_mask, n)
+
+    import optax
+
+    params = {"loc": jnp.zeros((1, d, d)), "raw": jnp.broadcast_to(jnp.eye(d) * -2.0, (1, d, d, d))}
+    out0 = q_of(params)
+    theta0 = policy.sample_theta(jax.random.PRNGKey(0), out0, node_mask, 4)
+    np.testing.assert_allclose(reparameterised(out0, theta0, node_mask), theta0, atol=1e-6)
+    opt = optax.adam(optax.exponential_decay(0.02, 2000, 0.05))
+    state = opt.init(params)
+
+    @jax.jit
+    def step(params, state, key):
+        grads = jax.grad(objective)(params, key)
+        updates, state = opt.update(grads, state)
+        return optax.apply_updates(params, updates), state
+
+    for i in range(4000):
+        params, state = step(params, state, jax.random.PRNGKey(i))
+    means, covs = posterior_theta(model, x, graph)
+    active = np.asarray(node_mask[0]) > 0  # node layout [j, i]
+    np.testing.assert_allclose(np.asarray(params["loc"][0])[active], means[active], atol=0.01)
+    factor = np.asarray(policy.active_factor(q_of(params)["tril"], node_mask)[0])  # [d, P, P]
+    for j in range(d):
+        parents = graph[:, j] > 0
+        if parents.any():
+            block = factor[j][np.ix_(parents, parents)]
+            np.testing.assert_allclose(block @ block.T, covs[j][np.ix_(parents, parents)], rtol=0.08, atol=1e-6)
+    # X_2's two weights are correlated a posteriori, and the fitted covariance has that correlation
+    block = factor[2][:2, :2] @ factor[2][:2, :2].T
+    corr = block[0, 1] / np.sqrt(block[0, 0] * block[1, 1])
+    expect = covs[2][0, 1] / np.sqrt(covs[2][0, 0] * covs[2][1, 1])
+    assert abs(expect) > 0.2 and abs(corr - expect) < 0.05
 
 
 def test_network_and_loss_configs_take_every_training_option():

@@ -397,11 +397,18 @@ def test_set_values_parse_exponents_as_numbers():
     assert parse_value("abc") == "abc" and parse_value("[1, 2]") == [1, 2] and parse_value("null") is None
 
 
-def test_theta_elbo_with_the_full_family_is_refused(data_dir, tmp_path):
-    """The auxiliary ELBO term reparameterises a diagonal Gaussian only: a clear error, no run folder."""
-    with pytest.raises(JspgfnError, match="theta_elbo is for the diagonal family only"):
-        train(data_dir, "lingauss", "smoke", 0, tmp_path / "run", overrides={"theta_elbo": 1.0}, family="full")
-    assert not (tmp_path / "run").exists()
+def test_theta_elbo_trains_the_full_family(data_dir, tmp_path):
+    """The auxiliary ELBO term reparameterises the full family too (loss.reparameterised): a run finishes with
+    the term in its metrics and finite parameters."""
+    over = {**TINY, "theta_elbo": 1.0}
+    _, state, info = train(
+        data_dir, "lingauss", "smoke", 0, tmp_path / "run", overrides=over, family="full", progress=False
+    )
+    assert info["iteration"] == 20
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["family"] == "full"
+    assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(state.params))
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert rows and all(np.isfinite(row["neg_elbo"]) for row in rows)
 
 
 def test_likelihood_settings_are_options_recorded_and_checked(data_dir, tmp_path, capsys):

@@ -19,7 +19,7 @@ nodes whose parents G -> G' leaves alone cancels where their q is the same under
 (docs/jspgfn-beyond-d5.md, sixth session). Needs S >= 2.
 Optional (`theta_elbo` > 0, beyond the paper): a variational term that fits
 q(theta | G) directly, theta_elbo * mean over the 2B graphs of
--(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`).
+-(E_q[log R(G, theta)] + H(q)) / N, with reparameterised theta (see `elbo_term`; either family).
 Optional (`target_params`, training option `stop_target_tau` > 0, beyond the paper): the child's
 log P(stop | G') from a slowly updated copy of the network, without gradient (one more forward pass on
 the B graphs G'); the loss value and its solution are unchanged. `use_target` (a traced bool) switches it
@@ -187,20 +187,29 @@ def subtb_loss(
 
 
 def reparameterised(out, theta, node_mask):
-    """theta [B, S, d, P] drawn from the diagonal q (no gradient), node_mask [B, d, P] -> the same values,
-    differentiable in loc and scale as loc + scale * eps with eps = (theta - loc) / scale held fixed."""
+    """theta [B, S, d, P] drawn from q (no gradient), node_mask [B, d, P] -> the same values, differentiable in
+    q's parameters as loc + scale * eps (diagonal family) or loc + L_aa eps (full family, L_aa the active
+    parameters' Cholesky factor, policy.active_factor), with eps recovered from theta and held fixed."""
+    loc = out["loc"][:, None]
     if "tril" in out:
-        raise ValueError("theta_elbo supports the diagonal family only")
-    loc, scale = out["loc"][:, None], out["scale"][:, None]
-    eps = jax.lax.stop_gradient((theta - loc) / scale)
-    return jnp.where(node_mask[:, None] > 0, loc + scale * eps, 0.0)
+        factor = policy.active_factor(out["tril"], node_mask)[:, None]  # [B, 1, d, P, P]
+        eps = jax.scipy.linalg.solve_triangular(factor, (theta - loc)[..., None], lower=True)
+        noise = (factor @ jax.lax.stop_gradient(eps))[..., 0]
+    else:
+        scale = out["scale"][:, None]
+        noise = scale * jax.lax.stop_gradient((theta - loc) / scale)
+    return jnp.where(node_mask[:, None] > 0, loc + noise, 0.0)
 
 
 def elbo_term(out, log_r, node_mask, num_total):
     """mean over graphs of -(mean_s log R(G, theta_s) + H(q(. | G))) / max(1, N), the negative ELBO of
     q(theta | G) per data row (entropy in closed form, constants dropped): log_r [B, S] (differentiable
     through reparameterised theta), node_mask [B, d, P]."""
-    entropy = jnp.sum(node_mask * jnp.log(out["scale"]), axis=(-2, -1))  # [B]
+    if "tril" in out:  # log det of the active factor; inactive parameters have 1 on its diagonal
+        factor = policy.active_factor(out["tril"], node_mask)
+        entropy = jnp.sum(jnp.log(jnp.diagonal(factor, axis1=-2, axis2=-1)), axis=(-2, -1))  # [B]
+    else:
+        entropy = jnp.sum(node_mask * jnp.log(out["scale"]), axis=(-2, -1))  # [B]
     return -jnp.mean(jnp.mean(log_r, axis=1) + entropy) / jnp.maximum(float(num_total), 1.0)
 
 

@@ -136,8 +136,6 @@ def make_config(
 
     cfg = get_preset(preset, **(overrides or {}))
     likelihood, family = resolve_model(model_name, family)
-    if cfg.theta_elbo > 0 and family != "diag":
-        raise JspgfnError(f"theta_elbo is for the diagonal family only (asked: family '{family}')")
     model = get_model(likelihood, **(model_kwargs or {}))
     return {
         "model": likelihood,
