@@ -15,7 +15,7 @@ posterior) and the pairs whose direction the posterior leaves open (adjacent wit
 10%).
 
   .venv/bin/python benchmarks/score_stop_offset.py --weight 1 DATA=EXACT ... --json ROWS.json [--set ...]
-  .venv/bin/python benchmarks/edge_error_parts.py ROWS.json DATA=EXACT ... [--iteration 6000]
+  .venv/bin/python benchmarks/edge_error_parts.py ROWS.json DATA=EXACT ... [--iteration 6000] [--pairs 5]
 """
 
 import argparse
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jspgfn.dataset import load_dataset
 from jspgfn.exact import load_exact
 
 SURE, LIKELY, ABSENT = 0.9, 0.5, 0.1
@@ -73,6 +74,22 @@ def share(parts, name):
     return f"{parts[name + '_n']:2d} {adj:.2f}/{ori:.2f} {parts[name + '_signed']:+.3f}"
 
 
+def worst_pairs(run, exact, graph, k):
+    """Lines for the k pairs i < j with the largest squared error: 'i-j true ab exact P(i->j)/P(j->i) run
+    ...' with ab the true graph's two entries (graph uint8 [d, d] or None: '?')."""
+    i, j = np.triu_indices(run.shape[0], 1)
+    error = (run[i, j] - exact[i, j]) ** 2 + (run[j, i] - exact[j, i]) ** 2
+    lines = []
+    for n in np.argsort(-error, kind="stable")[:k]:
+        a, b = i[n], j[n]
+        true = "??" if graph is None else f"{graph[a, b]}{graph[b, a]}"
+        lines.append(
+            f"{a}-{b} true {true} exact {exact[a, b]:.2f}/{exact[b, a]:.2f} run {run[a, b]:.2f}/{run[b, a]:.2f}"
+            f" share {error[n] / error.sum():.2f}"
+        )
+    return lines
+
+
 def parse_exact(pairs):
     """['DATA=EXACT', ...] -> {DATA: EXACT}."""
     mapping = {}
@@ -91,6 +108,7 @@ def main():
         "exact", nargs="+", metavar="DATA=EXACT", help="each dataset folder of the rows = its exact .npz"
     )
     parser.add_argument("--iteration", type=int, default=None, help="rows at this iteration (default: the last)")
+    parser.add_argument("--pairs", type=int, default=0, metavar="K", help="also list each run's K worst pairs")
     args = parser.parse_args()
     rows = json.loads(Path(args.rows).read_text()).get("rows", [])
     if not rows or any("marginal" not in row for row in rows):
@@ -114,12 +132,15 @@ def main():
         p = error_parts(run, exact)
         total = p["total"]
         d = run.shape[0]
-
         print(
             f"{row['dataset']}  {row['seed']}  {iteration}  {np.sqrt(total / (d * (d - 1))):.3f}"
             f"  {p['all_adj'] / total:9.2f}  " + "  ".join(f"{share(p, name):>19}" for name in CLASSES),
             flush=True,
         )
+        if args.pairs:
+            graph = load_dataset(row["dataset"]).graph
+            for line in worst_pairs(run, exact, graph, args.pairs):
+                print("#   " + line)
 
 
 if __name__ == "__main__":

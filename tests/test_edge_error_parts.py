@@ -49,3 +49,17 @@ def test_scaled_pairs_split_by_the_formula():
     np.testing.assert_allclose(p["all_ori"], np.sum((exact[i, j] - exact[j, i]) ** 2) / 8, rtol=1e-12)
     np.testing.assert_allclose(p["all_adj"], np.sum((exact[i, j] + exact[j, i]) ** 2) / 8, rtol=1e-12)
     assert p["all_signed"] < 0  # the run joins the pairs less often than the exact
+
+
+def test_worst_pairs_lists_the_largest_errors_first():
+    parts = benchmark_module("edge_error_parts")
+    exact = np.zeros((3, 3))
+    exact[0, 1], exact[1, 0], exact[1, 2] = 0.5, 0.5, 0.9
+    run = exact.copy()
+    run[0, 1], run[1, 0] = 0.9, 0.1  # error 0.32 on pair 0-1
+    run[1, 2] = 0.8  # error 0.01 on pair 1-2
+    graph = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], np.uint8)
+    lines = parts.worst_pairs(run, exact, graph, 2)
+    assert lines[0].startswith("0-1 true 10 exact 0.50/0.50 run 0.90/0.10")
+    assert lines[1].startswith("1-2 true 10 exact 0.90/0.00 run 0.80/0.00")
+    assert lines[0].endswith("share 0.97")
