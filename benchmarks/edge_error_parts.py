@@ -15,7 +15,7 @@ posterior) and the pairs whose direction the posterior leaves open (adjacent wit
 10%).
 
   .venv/bin/python benchmarks/score_stop_offset.py --weight 1 DATA=EXACT ... --json ROWS.json [--set ...]
-  .venv/bin/python benchmarks/edge_error_parts.py ROWS.json DATA=EXACT ... [--iteration 6000] [--pairs 5]
+  .venv/bin/python benchmarks/edge_error_parts.py ROWS.json DATA=EXACT ... [--iteration 6000] [--pairs 5] [--mean-field]
 """
 
 import argparse
@@ -90,6 +90,16 @@ def worst_pairs(run, exact, graph, k):
     return lines
 
 
+def mean_field_target(x, obs_var=0.01, prior_var=1.0):
+    """Edge marginals of the diagonal family's target P_mf (family_floor.py) on data x float [N, d] -> [d, d]."""
+    from family_floor import mean_field_edges, mean_field_gaps
+    from jspgfn.exact_dp import local_scores
+    from jspgfn.models import get_model
+
+    model = get_model("lingauss", obs_var=obs_var, prior_var=prior_var)
+    return mean_field_edges(local_scores(model, x), mean_field_gaps(model, x))
+
+
 def parse_exact(pairs):
     """['DATA=EXACT', ...] -> {DATA: EXACT}."""
     mapping = {}
@@ -109,6 +119,12 @@ def main():
     )
     parser.add_argument("--iteration", type=int, default=None, help="rows at this iteration (default: the last)")
     parser.add_argument("--pairs", type=int, default=0, metavar="K", help="also list each run's K worst pairs")
+    parser.add_argument(
+        "--mean-field",
+        action="store_true",
+        help="also split the error of the diagonal family's target P_mf (family_floor.py; linear Gaussian, obs_var "
+        "0.01, prior_var 1, d <= ~14) on each row's dataset",
+    )
     args = parser.parse_args()
     rows = json.loads(Path(args.rows).read_text()).get("rows", [])
     if not rows or any("marginal" not in row for row in rows):
@@ -137,6 +153,13 @@ def main():
             f"  {p['all_adj'] / total:9.2f}  " + "  ".join(f"{share(p, name):>19}" for name in CLASSES),
             flush=True,
         )
+        if args.mean_field:
+            mean_field = mean_field_target(load_dataset(row["dataset"]).train)
+            q = error_parts(mean_field, exact)
+            print(
+                f"#   P_mf {np.sqrt(q['total'] / (d * (d - 1))):.3f}  {q['all_adj'] / q['total']:9.2f}  "
+                + "  ".join(f"{share(q, name):>19}" for name in CLASSES)
+            )
         if args.pairs:
             graph = load_dataset(row["dataset"]).graph
             for line in worst_pairs(run, exact, graph, args.pairs):
