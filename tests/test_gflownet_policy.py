@@ -499,10 +499,10 @@ def test_stop_count_scale_adds_one_learned_level_per_edge_count():
         get_preset("smoke", stop_count_scale=-1.0)
 
 
-def test_elbo_term_recovers_the_exact_diagonal_optimum():
-    """Optimising the auxiliary ELBO term alone (reparameterised samples, as in the loss) must reach the
-    reverse-KL optimum of a diagonal Gaussian against the closed-form linear Gaussian posterior:
-    mean = posterior mean, variance = 1 / diag(posterior precision)."""
+def _elbo_problem():
+    """A linear Gaussian problem on 3 nodes where X_2's two weights are correlated a posteriori: (graph uint8
+    [3, 3], x float64 [40, 3], model, its exact (means, covs), and objective(q_of) -> f(params, key), the ELBO
+    term of q = q_of(params) with 16 reparameterised samples, as in the loss)."""
     from jspgfn.conjugate import posterior_theta
     from jspgfn.gflownet.loss import elbo_term, log_rewards, reparameterised
 
@@ -519,15 +519,22 @@ def test_elbo_term_recovers_the_exact_diagonal_optimum():
     node_mask = policy.node_mask_of(model, graphs)  # [1, d, d]
     xj = jnp.asarray(x, jnp.float32)
 
-    def objective(params, key):
-        out = {"loc": params["loc"], "scale": jax.nn.softplus(params["raw"])}
-        theta = jax.lax.stop_gradient(policy.sample_theta(key, out, node_mask, 16))
-        log_r = log_rewards(model, prior, reparameterised(out, theta, node_mask), graphs, xj, n)
-        return elbo_term(out, log_r, node_mask, n)
+    def objective(q_of):
+        def f(params, key):
+            out = q_of(params)
+            theta = jax.lax.stop_gradient(policy.sample_theta(key, out, node_mask, 16))
+            log_r = log_rewards(model, prior, reparameterised(out, theta, node_mask), graphs, xj, n)
+            return elbo_term(out, log_r, node_mask, n)
 
+        return f
+
+    return graph, x, model, node_mask, posterior_theta(model, x, graph), objective
+
+
+def _minimise(objective, params, steps=4000):
+    """Adam with a decaying step on objective(params, key), a fresh key per step -> params."""
     import optax
 
-    params = {"loc": jnp.zeros((1, d, d)), "raw": jnp.full((1, d, d), -2.0)}
     opt = optax.adam(optax.exponential_decay(0.02, 2000, 0.05))
     state = opt.init(params)
 
@@ -537,9 +544,22 @@ def test_elbo_term_recovers_the_exact_diagonal_optimum():
         updates, state = opt.update(grads, state)
         return optax.apply_updates(params, updates), state
 
-    for i in range(4000):
+    for i in range(steps):
         params, state = step(params, state, jax.random.PRNGKey(i))
-    means, covs = posterior_theta(model, x, graph)
+    return params
+
+
+def test_elbo_term_recovers_the_exact_diagonal_optimum():
+    """Optimising the auxiliary ELBO term alone (reparameterised samples, as in the loss) must reach the
+    reverse-KL optimum of a diagonal Gaussian against the closed-form linear Gaussian posterior:
+    mean = posterior mean, variance = 1 / diag(posterior precision)."""
+    graph, x, model, node_mask, (means, covs), objective = _elbo_problem()
+    d = graph.shape[0]
+
+    def q_of(params):
+        return {"loc": params["loc"], "scale": jax.nn.softplus(params["raw"])}
+
+    params = _minimise(objective(q_of), {"loc": jnp.zeros((1, d, d)), "raw": jnp.full((1, d, d), -2.0)})
     active = np.asarray(node_mask[0]) > 0  # node layout [j, i]
     loc = np.asarray(params["loc"][0])[active]
     scale = np.asarray(jax.nn.softplus(params["raw"][0]))[active]
@@ -561,21 +581,10 @@ def test_elbo_term_recovers_the_exact_posterior_with_the_full_family():
     """With the full family (a Cholesky factor per node), the ELBO term's optimum is the linear Gaussian
     posterior itself: mean and full covariance of each node's weights (the diagonal family cannot reach the
     correlation of X_2's two weights, the test above)."""
-    from jspgfn.conjugate import posterior_theta
-    from jspgfn.gflownet.loss import elbo_term, log_rewards, reparameterised
+    from jspgfn.gflownet.loss import reparameterised
 
-    d, n = 3, 40
-    rng = np.random.default_rng(1)
-    graph = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]], np.uint8)
-    w = graph * np.array([[0, 1.0, -0.5], [0, 0, 0.8], [0, 0, 0]])
-    x = np.zeros((n, d))
-    for j in range(d):
-        x[:, j] = x @ w[:, j] + rng.normal(0.0, 0.3, n)
-    model = get_model("lingauss", obs_var=0.09)
-    prior = get_graph_prior("uniform", d)
-    graphs = jnp.asarray(graph[None])
-    node_mask = policy.node_mask_of(model, graphs)  # [1, d, d]
-    xj = jnp.asarray(x, jnp.float32)
+    graph, x, model, node_mask, (means, covs), objective = _elbo_problem()
+    d = graph.shape[0]
 
     def q_of(params):
         lower = jnp.tril(params["raw"], -1)
@@ -583,31 +592,11 @@ def test_elbo_term_recovers_the_exact_posterior_with_the_full_family():
         tril = lower + diag[..., None] * jnp.eye(d)
         return {"loc": params["loc"], "scale": jnp.ones((1, d, d)), "tril": tril}
 
-    def objective(params, key):
-        out = q_of(params)
-        theta = jax.lax.stop_gradient(policy.sample_theta(key, out, node_mask, 16))
-        theta_r = reparameterised(out, theta, node_mask)  # the same values as theta
-        log_r = log_rewards(model, prior, theta_r, graphs, xj, n)
-        return elbo_term(out, log_r, node_mask, n)
-
-    import optax
-
     params = {"loc": jnp.zeros((1, d, d)), "raw": jnp.broadcast_to(jnp.eye(d) * -2.0, (1, d, d, d))}
     out0 = q_of(params)
     theta0 = policy.sample_theta(jax.random.PRNGKey(0), out0, node_mask, 4)
-    np.testing.assert_allclose(reparameterised(out0, theta0, node_mask), theta0, atol=1e-6)
-    opt = optax.adam(optax.exponential_decay(0.02, 2000, 0.05))
-    state = opt.init(params)
-
-    @jax.jit
-    def step(params, state, key):
-        grads = jax.grad(objective)(params, key)
-        updates, state = opt.update(grads, state)
-        return optax.apply_updates(params, updates), state
-
-    for i in range(4000):
-        params, state = step(params, state, jax.random.PRNGKey(i))
-    means, covs = posterior_theta(model, x, graph)
+    np.testing.assert_allclose(reparameterised(out0, theta0, node_mask), theta0, atol=1e-6)  # the same values
+    params = _minimise(objective(q_of), params)
     active = np.asarray(node_mask[0]) > 0  # node layout [j, i]
     np.testing.assert_allclose(np.asarray(params["loc"][0])[active], means[active], atol=0.01)
     factor = np.asarray(policy.active_factor(q_of(params)["tril"], node_mask)[0])  # [d, P, P]
