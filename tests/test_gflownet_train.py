@@ -397,6 +397,16 @@ def test_set_values_parse_exponents_as_numbers():
     assert parse_value("abc") == "abc" and parse_value("[1, 2]") == [1, 2] and parse_value("null") is None
 
 
+@pytest.mark.parametrize("option", ["stop_score_offset", "explore_score_temperature"])
+def test_theta_elbo_with_the_full_family_refuses_the_combination_that_hangs(data_dir, tmp_path, option):
+    """theta_elbo + full family + the closed-form score's options hung in the first chunk (thirty-fifth session):
+    a clear error before any run folder is written, instead of a run that never returns."""
+    over = {**TINY, "theta_elbo": 1.0, option: 1.0}
+    with pytest.raises(JspgfnError, match="does not yet run with stop_score_offset or explore_score_temperature"):
+        train(data_dir, "lingauss", "smoke", 0, tmp_path / "run", overrides=over, family="full", progress=False)
+    assert not (tmp_path / "run").exists()
+
+
 def test_theta_elbo_trains_the_full_family(data_dir, tmp_path):
     """The auxiliary ELBO term reparameterises the full family too (loss.reparameterised): a run finishes with
     the term in its metrics and finite parameters."""
