@@ -9,9 +9,9 @@ orientation part (the error in the net direction P(i -> j) - P(j -> i)). A sampl
 splits the directions wrongly has only an orientation part; one that joins a pair the posterior orients one way too
 rarely has equal parts (a = o); so an orientation part well above the adjacency part points to directions. Each row
 of an `accuracy_seeds.py --json` file (also `score_stop_offset.py --json`; rows hold the sampler's edge marginals,
-"marginal") is split by the exact adjacency P(i ~ j) of its pairs: sure (>= 0.9), uncertain (0.1-0.9), absent (<=
-0.1), with the mean signed adjacency error on the uncertain pairs (> 0: the run joins them more often than the
-posterior) and the pairs whose direction the posterior leaves open (adjacent with P >= 0.5, the rarer direction >=
+"marginal") is split by the exact adjacency P(i ~ j) of its pairs: sure (>= 0.9), likely (0.5-0.9), weak (0.1-0.5),
+absent (<= 0.1), each with its mean signed adjacency error (> 0: the run joins its pairs more often than the
+posterior), and the pairs whose direction the posterior leaves open (adjacent with P >= 0.5, the rarer direction >=
 10%).
 
   .venv/bin/python benchmarks/score_stop_offset.py --weight 1 DATA=EXACT ... --json ROWS.json [--set ...]
@@ -78,7 +78,8 @@ def worst_pairs(run, exact, graph, k):
     """Lines for the k pairs i < j with the largest squared error: 'i-j true ab exact P(i->j)/P(j->i) run
     ...' with ab the true graph's two entries (graph uint8 [d, d] or None: '?')."""
     i, j = np.triu_indices(run.shape[0], 1)
-    error = (run[i, j] - exact[i, j]) ** 2 + (run[j, i] - exact[j, i]) ** 2
+    a, o, _, _ = pair_errors(run, exact)
+    error = (a**2 + o**2) / 2  # the pair's two squared errors
     lines = []
     for n in np.argsort(-error, kind="stable")[:k]:
         a, b = i[n], j[n]
@@ -153,16 +154,16 @@ def main():
             f"  {p['all_adj'] / total:9.2f}  " + "  ".join(f"{share(p, name):>19}" for name in CLASSES),
             flush=True,
         )
+        dataset = load_dataset(row["dataset"]) if args.mean_field or args.pairs else None
         if args.mean_field:
-            mean_field = mean_field_target(load_dataset(row["dataset"]).train)
+            mean_field = mean_field_target(dataset.train)
             q = error_parts(mean_field, exact)
             print(
                 f"#   P_mf {np.sqrt(q['total'] / (d * (d - 1))):.3f}  {q['all_adj'] / q['total']:9.2f}  "
                 + "  ".join(f"{share(q, name):>19}" for name in CLASSES)
             )
         if args.pairs:
-            graph = load_dataset(row["dataset"]).graph
-            for line in worst_pairs(run, exact, graph, args.pairs):
+            for line in worst_pairs(run, exact, dataset.graph, args.pairs):
                 print("#   " + line)
 
 

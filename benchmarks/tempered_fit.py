@@ -28,6 +28,7 @@ from family_floor import compare, mean_field_edges, mean_field_gaps
 from jspgfn.dataset import load_dataset
 from jspgfn.exact_dp import local_scores, subset_posterior
 from jspgfn.models import get_model
+from jspgfn.subsets import popcount
 
 
 def tempered_edges(scores, beta):
@@ -39,8 +40,7 @@ def tempered_edges(scores, beta):
 def tilted_edges(scores, log_b):
     """Edge marginals of P_b(G) proportional to exp(sum_j scores[j, Pa_j] + log_b |Pa_j|): scores float64
     [d, 2^d] indexed by parent-set code (-inf where excluded) -> float64 [d, d]."""
-    codes = np.arange(scores.shape[1])
-    sizes = np.array([bin(code).count("1") for code in codes], np.float64)
+    sizes = popcount(np.arange(scores.shape[1])).astype(np.float64)
     return subset_posterior(np.where(np.isfinite(scores), scores + log_b * sizes[None, :], -np.inf)).edge
 
 
