@@ -97,17 +97,6 @@ def stop_target_on(cfg, step):
     return on
 
 
-def check_family_options(cfg, family):
-    """Raise JspgfnError for training options the posterior family (\"diag\" or \"full\") cannot run with."""
-    if family == "full" and cfg.theta_elbo > 0 and (cfg.stop_score_offset > 0 or cfg.explore_score_temperature > 0):
-        # Measured, cause not found: the first chunk never returns (0% CPU, the host waiting on the result).
-        raise JspgfnError(
-            "theta_elbo with the full family does not yet run with stop_score_offset or explore_score_temperature: "
-            "that training hangs in its first chunk on CPU (JAX 0.10.2; docs/jspgfn-beyond-d5.md, thirty-fifth "
-            "session). Use the diagonal family, or leave theta_elbo at 0"
-        )
-
-
 @dataclasses.dataclass(frozen=True)
 class Trainer:
     """Everything static about a run; methods are pure and jitted."""
@@ -120,7 +109,6 @@ class Trainer:
     interventions: np.ndarray | None = None  # 0/1 [N, d]: entries set by hard interventions
 
     def __post_init__(self):
-        check_family_options(self.cfg, self.family)
         if self.cfg.stop_score_offset > 0 and type(self.model) is not LinearGaussian:
             raise JspgfnError(
                 f"stop_score_offset is for the linear Gaussian model only, not {type(self.model).__name__} "

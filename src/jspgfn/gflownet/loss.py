@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import optax
 
 from jspgfn.gflownet import env as envlib
-from jspgfn.gflownet import policy
+from jspgfn.gflownet import policy, triangular
 from jspgfn.gflownet.rewards import log_rewards
 from jspgfn.gflownet.trajectories import states_along
 from jspgfn.graphs import valid_actions_jax
@@ -193,7 +193,7 @@ def reparameterised(out, theta, node_mask):
     loc = out["loc"][:, None]
     if "tril" in out:
         factor = policy.active_factor(out["tril"], node_mask)[:, None]  # [B, 1, d, P, P]
-        eps = jax.scipy.linalg.solve_triangular(factor, (theta - loc)[..., None], lower=True)
+        eps = triangular.solve_lower(factor, (theta - loc)[..., None])
         noise = (factor @ jax.lax.stop_gradient(eps))[..., 0]
     else:
         scale = out["scale"][:, None]

@@ -10,6 +10,8 @@ theta is handled in the model's node layout [..., d, P] (model.to_node_params);
 import jax
 import jax.numpy as jnp
 
+from jspgfn.gflownet import triangular
+
 _LOG_2PI = 1.8378770664093453
 _NEG = -1e9
 
@@ -146,7 +148,7 @@ def theta_log_prob(out, theta, node_mask):
     diff = (theta - out["loc"][:, None]) * m[:, None]
     if "tril" in out:
         factor = active_factor(out["tril"], node_mask)  # the active parameters' Cholesky factor
-        z = jax.scipy.linalg.solve_triangular(factor[:, None], diff[..., None], lower=True)[..., 0]  # [B, S, d, P]
+        z = triangular.solve_lower(factor[:, None], diff[..., None])[..., 0]  # [B, S, d, P]
         log_det = jnp.sum(jnp.log(jnp.diagonal(factor, axis1=-2, axis2=-1)), axis=-1)  # [B, d]
         per_node = -0.5 * jnp.sum(z**2, axis=-1) - log_det[:, None] - 0.5 * _LOG_2PI * m.sum(-1)[:, None]
         return per_node.sum(-1)

@@ -131,13 +131,11 @@ def make_config(
     """The run's config.json dict; model_kwargs: settings of the likelihood (models.model_settings), every
     one recorded (the defaults filled in); names: the d variable names (None for an array), passed on to
     the samples' metadata as variable_names."""
-    from jspgfn.gflownet.core import check_family_options
     from jspgfn.gflownet.presets import get_preset
     from jspgfn.models import get_model
 
     cfg = get_preset(preset, **(overrides or {}))
     likelihood, family = resolve_model(model_name, family)
-    check_family_options(cfg, family)  # before any run folder is written
     model = get_model(likelihood, **(model_kwargs or {}))
     return {
         "model": likelihood,
