@@ -30,11 +30,11 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from stop_consistency import audit, log_policy, visited_states  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, load_run  # noqa: E402
+from stop_consistency import audit, log_policy, visited_states  # noqa: E402
 
 
 def open_pairs(edge, adjacency=0.5, rarer=0.1):

@@ -6,9 +6,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from open_pair_choice import is_dag, log_scores, open_pairs, optimal_log_flow  # noqa: E402
-
 from jspgfn.gflownet.exact_flows import dag_lattice, optimal_flows  # noqa: E402
+from open_pair_choice import is_dag, log_scores, open_pairs, optimal_log_flow  # noqa: E402
 
 
 def test_optimal_log_flow_with_every_dag_is_the_exact_optimal_flow():

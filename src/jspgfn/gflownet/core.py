@@ -290,6 +290,10 @@ class Trainer:
             graphs, acts, idx = replaylib.sample_prioritised(
                 replay, priorities, k_rep, cfg.batch_size, cfg.replay_priority
             )
+        if cfg.replay_reversal > 0:  # its key is folded in, so runs without it keep their random streams
+            graphs = replaylib.reverse_one_edge(
+                graphs, acts, jax.random.fold_in(k_rep, 3), cfg.replay_reversal, cfg.max_parents
+            )
         traj, traj_batch = state.trajectories, None
         if traj is not None:  # its keys are folded in, so runs without the term keep their random streams
             traj = trajlib.record(traj, actions, is_stop)

@@ -30,6 +30,8 @@ class TrainConfig:
     prefill: int = 1000  # uniform acting steps before training
     # > 0: this share of every batch from the prefill's transitions, kept for the whole run; beyond the paper
     replay_anchor: float = 0.0
+    # > 0: this share of every batch's states with one edge reversed (replay.reverse_one_edge); beyond the paper
+    replay_reversal: float = 0.0
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
@@ -201,6 +203,7 @@ _RANGES = {
             "stop_target_tau",
             "stop_target_after",
             "replay_anchor",
+            "replay_reversal",
             "explore_score_share",
             "explore_score_share_end",
             "stop_target_until",

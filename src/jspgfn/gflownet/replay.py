@@ -10,6 +10,9 @@ with probability proportional to priority ** alpha. The SubTB conditions have th
 any sampling distribution of full support (section 3.3 of the paper), so no importance weights are
 needed; see docs/decisions.md, "JSP-GFN beyond d=5".
 
+With `replay_reversal` (beyond the paper) a share of each batch's states has one edge reversed
+(`reverse_one_edge`).
+
 With `replay_anchor` (beyond the paper) the prefill's transitions are also kept in a second buffer for
 the whole run, and a fixed share of every batch is drawn from it (`with_recent`, `sample_mixed`).
 """
@@ -18,6 +21,8 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+
+from jspgfn.graphs import transitive_closure_jax, valid_actions_jax
 
 
 class Replay(NamedTuple):
@@ -103,3 +108,30 @@ def sample_prioritised(replay, priorities, key, batch_size, alpha):
 def update_priorities(priorities, indices, residuals, floor=1e-3):
     """Set the priorities of the sampled transitions indices [B] to their mean |residual| [B] (+ floor)."""
     return priorities.at[indices].set(jnp.abs(residuals) + floor)
+
+
+def reverse_one_edge(graphs, actions, key, share, max_parents=None):
+    """Replayed transitions moved to a neighbouring state (option `replay_reversal`, beyond the paper).
+
+    For each row with probability `share`, one present edge of graphs uint8 [B, d, d], chosen uniformly, is
+    reversed, where the result is a DAG (within max_parents) on which the row's action int32 [B] (an edge
+    i * d + j) is still valid; the other rows are returned unchanged. The loss holds at every transition, so
+    this changes only which transitions train: those one reversal away from the sampler's, which an on-policy
+    replay otherwise rarely holds (the other direction of a pair the sampler has settled on).
+    Returns graphs uint8 [B, d, d].
+    """
+    batch, d, _ = graphs.shape
+    k_row, k_edge = jax.random.split(key)
+    flat = graphs.reshape(batch, d * d)
+    has_edge = flat.sum(axis=1) > 0
+    edge = jax.random.categorical(k_edge, jnp.where(flat > 0, 0.0, -jnp.inf))  # a present edge (any row with one)
+    forward = jax.nn.one_hot(edge, d * d, dtype=graphs.dtype).reshape(batch, d, d) * has_edge[:, None, None]
+    reversed_graphs = graphs - forward + jnp.swapaxes(forward, 1, 2)
+    closure = transitive_closure_jax(reversed_graphs)
+    acyclic = ~jnp.any(jnp.diagonal(closure, axis1=1, axis2=2) > 0, axis=1)
+    valid = valid_actions_jax(reversed_graphs, closure, max_parents).reshape(batch, d * d)
+    action_ok = jnp.take_along_axis(valid, actions[:, None], axis=1)[:, 0]
+    if max_parents is not None:
+        action_ok &= jnp.all(reversed_graphs.sum(axis=1) <= max_parents, axis=1)
+    keep = jax.random.bernoulli(k_row, share, (batch,)) & has_edge & acyclic & action_ok
+    return jnp.where(keep[:, None, None], reversed_graphs, graphs)
