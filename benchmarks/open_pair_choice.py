@@ -112,7 +112,7 @@ def pair_report(apply_fn, params, states, table, samples, i, j, min_support):
         ok = (sup_a >= min_support) & (sup_b >= min_support)
         out["optimal_states"] = int(ok.sum())
         if ok.any():
-            out.update(L_opt=lo[ok].mean(), T_opt=t[ok].mean(), L_star=(flow_a - flow_b)[ok].mean())
+            out.update(L_opt=lo[ok].mean(), T_opt=t[ok].mean(), L_star=(flow_a[ok] - flow_b[ok]).mean())
     for name, (u, v) in (("ij", (i, j)), ("ji", (j, i))):
         have = states[:, u, v] == 1
         g = states[have]

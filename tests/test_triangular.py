@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jspgfn.gflownet.triangular import solve_lower
 
@@ -26,11 +27,18 @@ def test_solve_lower_matches_lapack_with_broadcast_batches():
     np.testing.assert_allclose(np.einsum("...ij,...jk->...ik", factor, np.asarray(ours)), rhs, atol=1e-5)
 
 
-def test_solve_lower_gradients_match_lapack():
+@pytest.mark.parametrize(
+    "factor_shape, rhs_shape",
+    [((2, 4, 4), (2, 4, 3)), ((3, 1, 2, 4, 4), (3, 2, 2, 4, 1)), ((4, 4), (5, 4, 2))],
+)
+def test_solve_lower_gradients_match_lapack(factor_shape, rhs_shape):
+    """Its written-out gradient (one back substitution) against reverse mode through LAPACK's solve, also where
+    the batch dimensions broadcast (the full family's factor [B, 1, d, P, P] against theta [B, S, d, P, 1])."""
     rng = np.random.default_rng(1)
-    factor = jnp.asarray(_factor(rng, (2, 4, 4)))
-    rhs = jnp.asarray(rng.normal(size=(2, 4, 3)))
-    weights = jnp.asarray(rng.normal(size=(2, 4, 3)))
+    factor = jnp.asarray(_factor(rng, factor_shape))
+    rhs = jnp.asarray(rng.normal(size=rhs_shape))
+    out_shape = np.broadcast_shapes(factor_shape[:-2], rhs_shape[:-2]) + rhs_shape[-2:]
+    weights = jnp.asarray(rng.normal(size=out_shape))
 
     def loss(solve):
         return lambda f, b: jnp.sum(weights * solve(f, b) ** 2)
@@ -38,6 +46,8 @@ def test_solve_lower_gradients_match_lapack():
     lapack = lambda f, b: jax.scipy.linalg.solve_triangular(f, b, lower=True)  # noqa: E731
     ours = jax.grad(loss(solve_lower), argnums=(0, 1))(factor, rhs)
     theirs = jax.grad(loss(lapack), argnums=(0, 1))(factor, rhs)
+    assert ours[0].shape == factor.shape and ours[1].shape == rhs.shape
     for a, b in zip(ours, theirs):
         # only the lower triangle of the factor is read by either solve
         np.testing.assert_allclose(np.tril(np.asarray(a)), np.tril(np.asarray(b)), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(np.triu(np.asarray(ours[0]), 1), 0)
