@@ -27,7 +27,7 @@ def _changed(graph, out):
 
 def test_each_edge_is_reversed_uniformly():
     graph, graphs, actions = _batch([(0, 1), (2, 3)], (0, 2))
-    out = np.asarray(reverse_one_edge(graphs, actions, jax.random.PRNGKey(0), 1.0))
+    out = np.asarray(reverse_one_edge(graphs, actions, jax.random.PRNGKey(0), 1))  # an int, as --set reads 1
     assert np.all(_changed(graph, out))  # both reversals keep a DAG and the action valid
     first = (out[:, 1, 0] == 1) & (out[:, 0, 1] == 0) & (out[:, 2, 3] == 1)
     second = (out[:, 3, 2] == 1) & (out[:, 2, 3] == 0) & (out[:, 0, 1] == 1)
