@@ -133,5 +133,6 @@ def reverse_one_edge(graphs, actions, key, share, max_parents=None):
     action_ok = jnp.take_along_axis(valid, actions[:, None], axis=1)[:, 0]
     if max_parents is not None:
         action_ok &= jnp.all(reversed_graphs.sum(axis=1) <= max_parents, axis=1)
-    keep = jax.random.bernoulli(k_row, jnp.float32(share), (batch,))  # share may be an int (--set replay_reversal=1) & has_edge & acyclic & action_ok
+    share = jnp.float32(share)  # may be an int (--set replay_reversal=1)
+    keep = jax.random.bernoulli(k_row, share, (batch,)) & has_edge & acyclic & action_ok
     return jnp.where(keep[:, None, None], reversed_graphs, graphs)
