@@ -3,7 +3,7 @@
 Not LAPACK: on CPU, JAX's batched triangular solve (a LAPACK custom call) hands its batch to XLA's intra-op thread
 pool and blocks its own pool thread until the batch is done. When as many of those calls run at once as the pool
 has threads, every thread waits on work none is free to run: a deadlock at 0% CPU. Measured with JAX 0.10.2 on 2
-cores: the full family with theta_elbo and the closed-form score hung in about half of the runs, both pool threads
+cores: the full family with theta_elbo and the closed-form score hung in 4 of 6 tries, both pool threads
 parked in `ParallelBatchMap` under `lapack_strsm_ffi` (gdb; docs/decisions.md, "No LAPACK call inside the jitted
 training step"). closed_form.py writes its Cholesky factorisations the same way for the same reason.
 
