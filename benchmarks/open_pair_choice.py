@@ -30,10 +30,12 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from jspgfn.conjugate import parent_codes  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
 from jspgfn.gflownet.train import enable_compilation_cache, load_run  # noqa: E402
+from jspgfn.graphs import is_dag  # noqa: E402
 from stop_consistency import audit, log_policy, visited_states  # noqa: E402
 
 
@@ -50,20 +52,9 @@ def open_pairs(edge, adjacency=0.5, rarer=0.1):
     return out
 
 
-def is_dag(graphs):
-    """bool [B]: graphs uint8 [B, d, d] have no directed cycle (reachability by repeated squaring)."""
-    d = graphs.shape[-1]
-    reach = graphs.astype(bool)
-    for _ in range(int(np.ceil(np.log2(max(d, 2)))) + 1):
-        reach = reach | (np.einsum("bij,bjk->bik", reach.astype(np.int64), reach.astype(np.int64)) > 0)
-    return ~np.any(np.diagonal(reach, axis1=1, axis2=2), axis=1)
-
-
 def log_scores(table, graphs):
     """Exact log R(G) (up to a constant) for graphs uint8 [B, d, d] from a local-score table [d, 2^d]: float [B]."""
-    d = graphs.shape[-1]
-    codes = (graphs.astype(np.int64) << np.arange(d)[None, :, None]).sum(axis=1)  # [B, d] parent code per node
-    return table[np.arange(d)[None, :], codes].sum(axis=1)
+    return table[np.arange(graphs.shape[-1]), parent_codes(graphs)].sum(axis=-1)
 
 
 def optimal_log_flow(children, samples, weights=None):
@@ -91,9 +82,9 @@ def choice_states(states, emask, i, j):
     return (states[:, i, j] == 0) & (states[:, j, i] == 0) & emask[:, i, j].astype(bool) & emask[:, j, i].astype(bool)
 
 
-def pair_report(apply_fn, params, states, table, samples, i, j, min_support):
-    """One pair's figures (dict of floats and counts)."""
-    log_stop, log_edges, emask = log_policy(apply_fn, params, states)
+def pair_report(apply_fn, params, states, policy_at_states, table, samples, i, j, min_support):
+    """One pair's figures (dict of floats and counts); policy_at_states: log_policy(apply_fn, params, states)."""
+    _, log_edges, emask = policy_at_states
     sel = choice_states(states, emask, i, j)
     out = {"choice_states": int(sel.sum())}
     if sel.any():
@@ -151,8 +142,11 @@ def main(argv=None):
     freq = graphs.mean(axis=0)
     states = visited_states(apply_fn, state.params, jax.random.PRNGKey(args.seed), args.num, d)
     print(f"# {args.run} iteration {info['iteration']}: {len(states)} states on {args.num} trajectories")
+    policy_at_states = log_policy(apply_fn, state.params, states)  # shared by every pair
     for i, j in pairs:
-        r = pair_report(apply_fn, state.params, states, table, exact["graphs"], i, j, args.min_support)
+        r = pair_report(
+            apply_fn, state.params, states, policy_at_states, table, exact["graphs"], i, j, args.min_support
+        )
         print(
             f"pair {i}-{j}: exact {exact['edge'][i, j]:.2f} / {exact['edge'][j, i]:.2f}, "
             f"sampler {freq[i, j]:.2f} / {freq[j, i]:.2f}"
