@@ -413,7 +413,7 @@ def test_the_training_step_calls_no_lapack(data_dir, tmp_path, family):
     once on 2 cores deadlocked (twenty-ninth session's Cholesky, thirty-sixth session's triangular solve of the
     full family: gdb showed both pool threads in ParallelBatchMap). So the compiled step, with every option that
     adds linear algebra, must hold no LAPACK custom call."""
-    over = {**TINY, **CLOSED_FORM, "num_iterations": 10}
+    over = {**TINY, **CLOSED_FORM, "backward_every": 5, "num_iterations": 10}
     trainer, state, _ = train(
         data_dir, "lingauss", "smoke", 0, tmp_path / "run", overrides=over, family=family, progress=False
     )

@@ -17,7 +17,7 @@ import numpy as np
 import optax
 
 from jspgfn.errors import JspgfnError
-from jspgfn.gflownet import closed_form, policy, score_exploration
+from jspgfn.gflownet import closed_form, local_search, policy, score_exploration
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet import trajectories as trajlib
@@ -38,6 +38,7 @@ class TrainState(NamedTuple):
     priorities: jax.Array | None = None  # float [C], only with prioritised replay (replay_priority > 0)
     target_params: dict | None = None  # Polyak average of params, only with stop_target_tau > 0
     anchor: replaylib.Replay | None = None  # the prefill's transitions, only with replay_anchor > 0
+    terminals: jax.Array | None = None  # uint8 [E, d, d]: each environment's last graph, only with backward_every > 0
 
 
 def sub_config(cls, cfg, **given):
@@ -114,6 +115,11 @@ class Trainer:
                 f"stop_score_offset is for the linear Gaussian model only, not {type(self.model).__name__} "
                 "(the score of the empty graph must be exact: no parameters)"
             )
+        if self.cfg.backward_every > 0 and type(self.model) is not LinearGaussian:
+            raise JspgfnError(
+                f"backward_every is for the linear Gaussian model only, not {type(self.model).__name__} "
+                "(its local moves need the closed-form marginal likelihood)"
+            )
         if self.cfg.explore_score_temperature > 0 and type(self.model) is not LinearGaussian:
             raise JspgfnError(
                 f"explore_score_temperature is for the linear Gaussian model only, not {type(self.model).__name__} "
@@ -176,7 +182,8 @@ class Trainer:
         priorities = replaylib.init_priorities(cfg.replay_capacity) if cfg.replay_priority > 0 else None
         target = params if cfg.stop_target_tau > 0 else None
         step = jnp.zeros((), jnp.int32)
-        return TrainState(params, opt_state, env, replay, key, step, traj, priorities, target, anchor)
+        terminals = jnp.zeros((cfg.num_envs, d, d), jnp.uint8) if cfg.backward_every > 0 else None
+        return TrainState(params, opt_state, env, replay, key, step, traj, priorities, target, anchor, terminals)
 
     @functools.partial(jax.jit, static_argnums=0)
     def prefill_exploring(self, params, env, replay, key, traj=None, data=None, interventions=None):
@@ -280,6 +287,15 @@ class Trainer:
         actions = self.act(state.params, state.env, k_act, epsilon, network, data, interventions, share)
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
+        terminals = state.terminals
+        if cfg.backward_every > 0:  # its key is folded in, so runs without it keep their random streams
+            terminals = jnp.where(is_stop[:, None, None], state.env.adjacency, terminals)
+            replay = jax.lax.cond(
+                state.step % cfg.backward_every == 0,
+                lambda r: self.add_backward(r, terminals, jax.random.fold_in(k_rep, 4), data, interventions),
+                lambda r: r,
+                replay,
+            )
         priorities = state.priorities
         if state.anchor is not None:
             graphs, acts = replaylib.sample_mixed(replay, state.anchor, k_rep, cfg.batch_size, cfg.anchor_batch)
@@ -318,8 +334,22 @@ class Trainer:
             # Until the target is used it is a copy of the network (step size 1), then a Polyak average.
             tau = jnp.where(use_target, cfg.stop_target_tau, 1.0)
             target = optax.incremental_update(params, target, tau)
-        new = TrainState(params, opt_state, env, replay, key, state.step + 1, traj, priorities, target, state.anchor)
+        new = TrainState(
+            params, opt_state, env, replay, key, state.step + 1, traj, priorities, target, state.anchor, terminals
+        )
         return new, metrics
+
+    def add_backward(self, replay, terminals, key, data, interventions):
+        """`replay` with the transitions of one uniformly random trajectory to each of terminals uint8 [E, d, d]
+        after backward_moves local moves by the closed-form score (option backward_every, beyond the paper;
+        local_search.py)."""
+        k_move, k_order = jax.random.split(key)
+        x = jnp.asarray(data, jnp.float32)
+        inter = None if interventions is None else jnp.asarray(interventions, jnp.float32)
+        moves, max_parents = self.cfg.backward_moves, self.cfg.max_parents
+        graphs = local_search.local_moves(self.model, self.graph_prior, x, inter, terminals, k_move, moves, max_parents)
+        states, actions, valid = local_search.backward_transitions(graphs, k_order)
+        return replaylib.add(replay, states, actions, valid)
 
     @functools.partial(jax.jit, static_argnums=(0, 2))
     def run_chunk(self, state, num):

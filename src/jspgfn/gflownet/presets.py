@@ -32,6 +32,11 @@ class TrainConfig:
     replay_anchor: float = 0.0
     # > 0: this share of every batch's states with one edge reversed (replay.reverse_one_edge); beyond the paper
     replay_reversal: float = 0.0
+    # > 0: every this many iterations each environment's last graph makes backward_moves local moves by the
+    # closed-form score and a uniformly random trajectory to the result goes into the replay (local_search.py);
+    # linear Gaussian only, beyond the paper
+    backward_every: int = 0
+    backward_moves: int = 4
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
@@ -109,6 +114,10 @@ class TrainConfig:
                 )
             if new.prefill == 0 or new.replay_priority > 0:
                 raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
+        if new.backward_every > 0 and new.replay_priority > 0:
+            raise JspgfnError(
+                "training option backward_every needs replay_priority 0 (its transitions have no priority)"
+            )
         if new.explore_score_temperature > 0 and new.explore_policy_stop:
             raise JspgfnError("training options explore_score_temperature and explore_policy_stop exclude each other")
         if new.explore_score_temperature == 0:
@@ -195,6 +204,8 @@ _RANGES = {
             "stop_count_scale",
             "stop_score_offset",
             "explore_score_temperature",
+            "backward_every",
+            "backward_moves",
         ),
         _NON_NEGATIVE,
     ),

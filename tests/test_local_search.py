@@ -1,0 +1,153 @@
+"""backward_every (beyond the paper): backward trajectories from the sampler's graphs after local moves by the
+closed-form score (gflownet/local_search.py)."""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from jspgfn.conjugate import log_marginal_likelihood_graphs
+from jspgfn.errors import JspgfnError
+from jspgfn.gflownet.local_search import backward_transitions, local_moves, neighbours
+from jspgfn.gflownet.presets import get_preset
+from jspgfn.graphs import is_dag
+from jspgfn.models import get_model
+from jspgfn.models.graph_prior import get_graph_prior
+
+
+def _graph(edges, d):
+    graph = np.zeros((d, d), np.uint8)
+    for i, j in edges:
+        graph[i, j] = 1
+    return graph
+
+
+def test_backward_transitions_build_the_graph_in_a_uniform_order():
+    d = 4
+    graph = _graph([(0, 1), (1, 2), (0, 3)], d)
+    graphs = jnp.asarray(np.repeat(graph[None], 3000, axis=0))
+    states, actions, valid = (np.asarray(a) for a in backward_transitions(graphs, jax.random.PRNGKey(0)))
+    steps = d * (d - 1) // 2
+    states, actions, valid = states.reshape(3000, steps, d, d), actions.reshape(3000, steps), valid.reshape(3000, steps)
+    assert np.all(valid[:, :3]) and not np.any(valid[:, 3:])
+    orders = []
+    for b in range(3000):
+        current = np.zeros((d, d), np.uint8)
+        for t in range(3):
+            np.testing.assert_array_equal(states[b, t], current)  # each state is the previous one plus its action
+            i, j = divmod(int(actions[b, t]), d)
+            assert graph[i, j] == 1 and current[i, j] == 0
+            current[i, j] = 1
+        np.testing.assert_array_equal(current, graph)  # the trajectory ends on the graph
+        orders.append(tuple(actions[b, :3]))
+    counts = [orders.count(order) for order in itertools.permutations(sorted(set(orders[0])))]
+    assert stats.chisquare(counts).pvalue > 1e-3  # the 3! orders equally likely
+
+
+def test_the_empty_graph_gives_no_transition():
+    _, _, valid = backward_transitions(jnp.zeros((5, 3, 3), jnp.uint8), jax.random.PRNGKey(1))
+    assert not np.any(np.asarray(valid))
+
+
+def test_neighbours_are_every_valid_single_edge_move():
+    d = 3
+    graph = _graph([(0, 1), (1, 2)], d)
+    (added, removed, reversed_), (add_ok, remove_ok, rev_ok) = (
+        [np.asarray(a)[0] for a in part] for part in neighbours(jnp.asarray(graph[None]))
+    )
+    every = {g for g in itertools.product([0, 1], repeat=d * d) if is_dag(np.reshape(np.array(g, np.uint8), (d, d)))}
+    moves = ((add_ok, added), (remove_ok, removed), (rev_ok, reversed_))
+    found = {tuple(int(v) for v in g.ravel()) for ok, moved in moves for k, g in enumerate(moved) if ok[k]}
+    expected = {g for g in every if np.abs(np.reshape(g, (d, d)).astype(int) - graph).sum() == 1}  # add / remove
+    for i, j in [(0, 1), (1, 2)]:  # reversals that keep a DAG
+        flipped = graph.copy()
+        flipped[i, j], flipped[j, i] = 0, 1
+        if is_dag(flipped):
+            expected.add(tuple(int(v) for v in flipped.ravel()))
+    assert found == expected and len(found) == int(add_ok.sum() + remove_ok.sum() + rev_ok.sum())
+
+
+def test_a_move_is_drawn_in_proportion_to_the_reward():
+    """One heat-bath move from a fixed graph: each of the graph and its valid neighbours is drawn with probability
+    R(G') / sum R (conjugate.py's float64 closed form), chi-square on 20,000 draws."""
+    rng = np.random.default_rng(0)
+    d, n = 3, 30
+    x = rng.normal(size=(n, d))
+    x[:, 1] += 0.3 * x[:, 0]
+    x[:, 2] += 0.2 * x[:, 1]
+    model = get_model("lingauss", obs_var=1.0, prior_var=1.0)
+    prior = get_graph_prior("uniform", d)
+    graph = _graph([(0, 1)], d)
+    num = 20000
+    graphs = jnp.asarray(np.repeat(graph[None], num, axis=0))
+    out = np.asarray(local_moves(model, prior, x.astype(np.float32), None, graphs, jax.random.PRNGKey(2), 1))
+    (added, removed, reversed_), (a_ok, r_ok, v_ok) = (
+        [np.asarray(a)[0] for a in part] for part in neighbours(jnp.asarray(graph[None]))
+    )
+    candidates = [graph] + [g for ok, moved in ((a_ok, added), (r_ok, removed), (v_ok, reversed_))
+                            for k, g in enumerate(moved) if ok[k]]  # fmt: skip
+    log_r = log_marginal_likelihood_graphs(model, x, np.stack(candidates), graph_prior=prior)
+    expected = np.exp(log_r - log_r.max())
+    expected /= expected.sum()
+    assert expected.max() < 0.9 and expected.min() > 1e-3  # a test that the draws can fail
+    codes = {tuple(g.ravel()): c for c, g in enumerate(candidates)}
+    drawn = np.bincount([codes[tuple(g.ravel())] for g in out], minlength=len(candidates))
+    assert drawn.sum() == num  # every draw is the graph or one of its neighbours
+    assert stats.chisquare(drawn, expected * num).pvalue > 1e-3
+
+
+def test_moves_keep_dags_within_max_parents():
+    rng = np.random.default_rng(1)
+    d = 5
+    x = rng.normal(size=(40, d)).astype(np.float32)
+    model = get_model("lingauss", obs_var=0.5, prior_var=1.0)
+    out = local_moves(model, get_graph_prior("uniform", d), x, None, jnp.zeros((200, d, d), jnp.uint8),
+                      jax.random.PRNGKey(3), 6, max_parents=2)  # fmt: skip
+    out = np.asarray(out)
+    assert all(is_dag(g) for g in out)
+    assert np.all(out.sum(axis=1) <= 2)
+    assert out.sum() > 0  # they moved
+
+
+def test_the_options_are_checked():
+    with pytest.raises(JspgfnError, match="backward_every"):
+        get_preset("smoke", backward_every=-1)
+    with pytest.raises(JspgfnError, match="backward_every needs replay_priority 0"):
+        get_preset("smoke", backward_every=5, replay_priority=0.5)
+
+
+def _data(tmp_path, model="linear"):
+    from jspgfn.cli import main as cli_main
+
+    data = tmp_path / "d4"
+    assert cli_main(["generate", "--graph", "er1", "--model", model, "--d", "4", "--n", "30", "--seed", "3",
+                     "--out", str(data)]) == 0  # fmt: skip
+    return data
+
+
+def test_a_run_trains_with_it_and_fills_the_replay(tmp_path):
+    from jspgfn.gflownet.train import train
+
+    tiny = {"num_iterations": 20, "iterations_per_dispatch": 10, "prefill": 20, "batch_size": 8, "num_envs": 2,
+            "num_theta_samples": 2, "replay_capacity": 500}  # fmt: skip
+    sizes = {}
+    for every in (0, 5):
+        _, state, info = train(_data(tmp_path / str(every)), "lingauss", "smoke", 0, tmp_path / f"run{every}",
+                               overrides={**tiny, "backward_every": every}, progress=False)  # fmt: skip
+        assert info["iteration"] == 20
+        assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(state.params))
+        sizes[every] = int(state.replay.size)
+        stored = np.asarray(state.replay.graphs[: sizes[every]])
+        assert all(is_dag(g) for g in stored)
+    assert sizes[5] > sizes[0]  # four rounds of backward trajectories went in
+
+
+def test_it_is_refused_for_the_mlp_model(tmp_path):
+    from jspgfn.gflownet.train import train
+
+    with pytest.raises(JspgfnError, match="backward_every is for the linear Gaussian model only"):
+        train(_data(tmp_path, "mlp"), "mlp", "smoke", 0, tmp_path / "run", overrides={"backward_every": 5},
+              progress=False)  # fmt: skip
