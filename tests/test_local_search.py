@@ -11,7 +11,7 @@ from scipy import stats
 
 from jspgfn.conjugate import log_marginal_likelihood_graphs
 from jspgfn.errors import JspgfnError
-from jspgfn.gflownet.local_search import backward_transitions, local_moves, neighbours
+from jspgfn.gflownet.local_search import apply_moves, backward_transitions, local_moves, move_gains
 from jspgfn.gflownet.presets import get_preset
 from jspgfn.graphs import is_dag
 from jspgfn.models import get_model
@@ -52,22 +52,64 @@ def test_the_empty_graph_gives_no_transition():
     assert not np.any(np.asarray(valid))
 
 
-def test_neighbours_are_every_valid_single_edge_move():
-    d = 3
-    graph = _graph([(0, 1), (1, 2)], d)
-    (added, removed, reversed_), (add_ok, remove_ok, rev_ok) = (
-        [np.asarray(a)[0] for a in part] for part in neighbours(jnp.asarray(graph[None]))
-    )
-    every = {g for g in itertools.product([0, 1], repeat=d * d) if is_dag(np.reshape(np.array(g, np.uint8), (d, d)))}
-    moves = ((add_ok, added), (remove_ok, removed), (rev_ok, reversed_))
-    found = {tuple(int(v) for v in g.ravel()) for ok, moved in moves for k, g in enumerate(moved) if ok[k]}
-    expected = {g for g in every if np.abs(np.reshape(g, (d, d)).astype(int) - graph).sum() == 1}  # add / remove
-    for i, j in [(0, 1), (1, 2)]:  # reversals that keep a DAG
-        flipped = graph.copy()
-        flipped[i, j], flipped[j, i] = 0, 1
-        if is_dag(flipped):
-            expected.add(tuple(int(v) for v in flipped.ravel()))
-    assert found == expected and len(found) == int(add_ok.sum() + remove_ok.sum() + rev_ok.sum())
+def _brute_force_moves(graph, max_parents=None):
+    """{(move, i, j): neighbour} of every valid single-edge move, by enumeration."""
+    d = len(graph)
+    out = {}
+    for i in range(d):
+        for j in range(d):
+            if i == j:
+                continue
+            moved = graph.copy()
+            if graph[i, j]:
+                moved[i, j] = 0
+                out[(1, i, j)] = moved.copy()
+                moved[j, i] = 1
+                kind = 2
+            else:
+                moved[i, j] = 1
+                kind = 0
+            if is_dag(moved) and (max_parents is None or moved.sum(axis=0).max() <= max_parents):
+                out[(kind, i, j)] = moved
+    return out
+
+
+@pytest.mark.parametrize("max_parents", [None, 2])
+def test_move_gains_are_the_reward_changes_of_every_valid_move(max_parents):
+    """move_gains against enumeration: the valid moves are exactly the single-edge changes that leave a DAG (within
+    max_parents), and each gain is the change of conjugate.py's float64 log P(D | G) + log P(G)."""
+    rng = np.random.default_rng(4)
+    d, n = 5, 40
+    x = rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, size=d)
+    x[:, 2] += 0.9 * x[:, 0] - 0.4 * x[:, 1]
+    x[:, 4] += 0.7 * x[:, 2]
+    model = get_model("lingauss", obs_var=0.3, prior_mean=0.2, prior_var=1.5)
+    prior = get_graph_prior("erdos_renyi", d)
+    graphs = [_graph([(0, 2), (1, 2), (2, 4), (0, 3)], d), _graph([(0, 1), (1, 2), (0, 2), (2, 4), (3, 4)], d),
+              np.zeros((d, d), np.uint8)]  # fmt: skip
+    gains, valid = move_gains(model, prior, x.astype(np.float32), None, jnp.asarray(np.stack(graphs)), max_parents)
+    gains, valid = np.asarray(gains, np.float64), np.asarray(valid)
+    for b, graph in enumerate(graphs):
+        expected = _brute_force_moves(graph, max_parents)
+        found = {tuple(int(v) for v in k) for k in np.argwhere(valid[b])}
+        assert found == set(expected)
+        keys = sorted(expected)
+        neighbours = np.stack([graph] + [expected[k] for k in keys])
+        scores = log_marginal_likelihood_graphs(model, x, neighbours, graph_prior=prior)
+        np.testing.assert_allclose([gains[b][k] for k in keys], scores[1:] - scores[0], rtol=1e-4, atol=2e-2)
+        assert np.ptp(scores[1:]) > 5.0  # the moves' gains differ: a constant would not pass
+
+
+def test_apply_moves_makes_each_move():
+    graph = _graph([(0, 1), (1, 2)], 3)
+    graphs = jnp.asarray(np.repeat(graph[None], 4, axis=0))
+    # add 0->2, remove 1->2, reverse 0->1, stay
+    moves = jnp.asarray([0 * 9 + 0 * 3 + 2, 1 * 9 + 1 * 3 + 2, 2 * 9 + 0 * 3 + 1, 27])
+    out = np.asarray(apply_moves(graphs, moves))
+    np.testing.assert_array_equal(out[0], _graph([(0, 1), (1, 2), (0, 2)], 3))
+    np.testing.assert_array_equal(out[1], _graph([(0, 1)], 3))
+    np.testing.assert_array_equal(out[2], _graph([(1, 0), (1, 2)], 3))
+    np.testing.assert_array_equal(out[3], graph)
 
 
 def test_a_move_is_drawn_in_proportion_to_the_reward():
@@ -84,11 +126,7 @@ def test_a_move_is_drawn_in_proportion_to_the_reward():
     num = 20000
     graphs = jnp.asarray(np.repeat(graph[None], num, axis=0))
     out = np.asarray(local_moves(model, prior, x.astype(np.float32), None, graphs, jax.random.PRNGKey(2), 1))
-    (added, removed, reversed_), (a_ok, r_ok, v_ok) = (
-        [np.asarray(a)[0] for a in part] for part in neighbours(jnp.asarray(graph[None]))
-    )
-    candidates = [graph] + [g for ok, moved in ((a_ok, added), (r_ok, removed), (v_ok, reversed_))
-                            for k, g in enumerate(moved) if ok[k]]  # fmt: skip
+    candidates = [graph] + list(_brute_force_moves(graph).values())
     log_r = log_marginal_likelihood_graphs(model, x, np.stack(candidates), graph_prior=prior)
     expected = np.exp(log_r - log_r.max())
     expected /= expected.sum()

@@ -6,7 +6,9 @@ per-node sufficient statistics of the run's whole training data (not a mini-batc
 - `edge_gains`: log R(G + (i -> j)) - log R(G) of the marginal reward (theta integrated out) for every pair,
   the score-led exploration's logits (score_exploration.py, option `explore_score_temperature`);
 - `graph_gains`: log R(G) - log R(empty), the stop offset from the closed-form score (score_offset.py, option
-  `stop_score_closed_form`).
+  `stop_score_closed_form`);
+- `removal_gains`: log R(G - (i -> j)) - log R(G) for every edge, with `edge_gains` the local moves of option
+  `backward_every` (local_search.py).
 
 Both beyond the paper. The factorisations are written here with elementwise operations (`cholesky_and_solve`,
 `logdet_and_quadratic`), not LAPACK (which deadlocked inside the jitted step at d=20).
@@ -121,10 +123,35 @@ def graph_gains(model, graph_prior, x, interventions, adjacency):
     Per node j with parents P (mask m), conjugate._log_marginals less its value at P empty (Lambda = I, u = 0,
     r = x_j): -1/2 (|P| log v0 + log det Lambda + (r^T r - x_j^T x_j) / s2 - u^T Lambda^-1 u); the terms in N
     and log s2 cancel."""
-    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
     gram, xty, masks, precision, gram_m, u = _node_systems(model, x, interventions, adjacency)
-    logdet, quadratic = logdet_and_quadratic(precision, u)  # [B, j]; the identity off the parents adds 0
-    rtr_change = -2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)  # [B, j]
-    num_parents = jnp.sum(masks, axis=-1)  # [B, j]
-    gains = -0.5 * (num_parents * jnp.log(v0) + logdet + rtr_change / s2 - quadratic)
+    gains, num_parents = _parent_set_gains(model, xty, masks, precision, gram_m, u)  # [B, j] each
     return jnp.sum(gains, axis=-1) + graph_prior.log_edge_weight * jnp.sum(num_parents, axis=-1)
+
+
+def _parent_set_gains(model, xty, masks, precision, gram_m, u):
+    """Each node's log beta_j(P) - log beta_j(empty), without the graph prior, from its system in masked form
+    (_node_systems' arrays, any leading axes [..., j]): (gains [..., j], num_parents [..., j])."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
+    logdet, quadratic = logdet_and_quadratic(precision, u)  # the identity off the parents adds 0
+    rtr_change = -2.0 * mu0 * jnp.sum(masks * xty, -1) + mu0**2 * jnp.sum(masks * gram_m, -1)
+    num_parents = jnp.sum(masks, axis=-1)
+    return -0.5 * (num_parents * jnp.log(v0) + logdet + rtr_change / s2 - quadratic), num_parents
+
+
+def removal_gains(model, graph_prior, x, interventions, adjacency):
+    """log R(G - (i -> j)) - log R(G) of the marginal reward for every pair: adjacency uint8 [B, d, d], x float
+    [N, d] -> float [B, d, d] (entry [b, i, j]; meaningless where i -> j is not in G). Only node j's score changes:
+    its system with parent i left out, one d x d elimination per (graph, edge), not one per node and edge."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
+    d = adjacency.shape[-1]
+    gram, xty, masks, precision, gram_m, u = _node_systems(model, x, interventions, adjacency)
+    base, _ = _parent_set_gains(model, xty, masks, precision, gram_m, u)  # [B, j]
+    without = masks[..., None, :, :] * (1.0 - jnp.eye(d))[:, None, :]  # [B, i, j, parents]: parent i left out
+    precision = (
+        without[..., :, None] * without[..., None, :] * gram / s2
+        + jnp.eye(d) * (without / v0 + 1.0 - without)[..., None, :]
+    )
+    gram_m = jnp.einsum("jab,...jb->...ja", gram, without)
+    u = without * (xty - mu0 * gram_m) / s2
+    gains, _ = _parent_set_gains(model, xty, without, precision, gram_m, u)  # [B, i, j]
+    return gains - base[..., None, :] - graph_prior.log_edge_weight

@@ -18,51 +18,49 @@ from jspgfn.gflownet import closed_form
 from jspgfn.graphs import transitive_closure_jax, valid_actions_jax
 
 
-def _one_hot_edges(d):
-    """uint8 [d*d, d, d]: the graph with the single edge k = i * d + j, for every k."""
-    return jnp.eye(d * d, dtype=jnp.uint8).reshape(d * d, d, d)
-
-
-def neighbours(graphs, max_parents=None):
-    """Every single-edge move of graphs uint8 [B, d, d]: (added, removed, reversed), each uint8 [B, d*d, d, d] (the
-    graph with edge k added, removed, or reversed), and their validity bool [B, d*d] each: an addition where
-    valid_actions_jax allows it, a removal where the edge is present, a reversal where the edge is present and the
-    result a DAG within max_parents."""
-    batch, d, _ = graphs.shape
-    one = _one_hot_edges(d)[None]  # [1, K, d, d]
-    present = graphs.reshape(batch, d * d) > 0
+def move_gains(model, graph_prior, x, interventions, graphs, max_parents=None):
+    """The single-edge moves of graphs uint8 [B, d, d] on x float [N, d]: (gains float [B, 3, d, d], valid bool
+    [B, 3, d, d]), moves 0, 1, 2 = adding, removing, reversing edge i -> j (entry [b, m, i, j]), gains the change
+    of the closed-form log R. Adding: where valid_actions_jax allows it. Removing: where the edge is present.
+    Reversing: where the edge is present, no other path i ~> j exists (else j -> i closes a cycle) and node i has
+    room for a parent; its gain is the removal's plus adding j -> i, whose gain is the same in G as in G - (i -> j)
+    (node i's parents do not change)."""
     closure = transitive_closure_jax(graphs)
-    add_ok = valid_actions_jax(graphs, closure, max_parents).reshape(batch, d * d)
-    base = graphs[:, None]
-    added = jnp.where(add_ok[:, :, None, None], base | one, base)
-    removed = jnp.where(present[:, :, None, None], base - one, base)
-    reversed_ = jnp.where(present[:, :, None, None], removed + jnp.swapaxes(one, -1, -2), base)
-    rev_closure = transitive_closure_jax(reversed_.reshape(batch * d * d, d, d))
-    acyclic = ~jnp.any(jnp.diagonal(rev_closure, axis1=1, axis2=2) > 0, axis=1).reshape(batch, d * d)
-    rev_ok = present & acyclic
+    add_ok = valid_actions_jax(graphs, closure, max_parents)
+    adds = closed_form.edge_gains(model, graph_prior, x, interventions, graphs)
+    removals = closed_form.removal_gains(model, graph_prior, x, interventions, graphs)
+    present = graphs > 0
+    other_path = jnp.einsum("bik,bkj->bij", graphs.astype(jnp.int32), closure.astype(jnp.int32)) > 0
+    reverse_ok = present & ~other_path
     if max_parents is not None:
-        rev_ok &= jnp.all(reversed_.sum(axis=-2) <= max_parents, axis=-1)
-    return (added, removed, reversed_), (add_ok, present, rev_ok)
+        reverse_ok &= (graphs.sum(axis=-2) < max_parents)[:, :, None]  # node i's parents
+    gains = jnp.stack([adds, removals, removals + jnp.swapaxes(adds, -1, -2)], axis=1)
+    return gains, jnp.stack([add_ok, present, reverse_ok], axis=1)
+
+
+def apply_moves(graphs, moves):
+    """graphs uint8 [B, d, d] after moves int [B] in [0, 3 d^2]: m * d^2 + i * d + j is move m (0 add, 1 remove,
+    2 reverse) of edge i -> j, 3 d^2 is staying."""
+    batch, d, _ = graphs.shape
+    kind, edge = moves // (d * d), moves % (d * d)
+    one = jax.nn.one_hot(edge, d * d, dtype=graphs.dtype).reshape(batch, d, d)
+    kind = kind[:, None, None]
+    added = jnp.where(kind == 0, graphs | one, graphs)
+    removed = jnp.where((kind == 1) | (kind == 2), added - one, added)
+    return jnp.where(kind == 2, removed + jnp.swapaxes(one, -1, -2), removed)
 
 
 def local_moves(model, graph_prior, x, interventions, graphs, key, num_moves, max_parents=None):
     """num_moves (static) heat-bath moves of each graph uint8 [B, d, d]: at each, the next graph is drawn among the
     graph itself (weight 1) and its valid single-edge neighbours (weight R(G') / R(G), the closed-form marginal
-    reward on x float [N, d]). Returns uint8 [B, d, d]."""
-    batch, d, _ = graphs.shape
+    reward on x float [N, d]; `move_gains`). Returns uint8 [B, d, d]."""
+    batch = graphs.shape[0]
 
     def move(graphs, k):
-        moved, valid = neighbours(graphs, max_parents)
-        candidates = jnp.concatenate(moved, axis=1)  # [B, 3K, d, d]
-        ok = jnp.concatenate(valid, axis=1)  # [B, 3K]
-        base = closed_form.graph_gains(model, graph_prior, x, interventions, graphs)  # [B]
-        flat = candidates.reshape(batch * 3 * d * d, d, d)
-        scores = closed_form.graph_gains(model, graph_prior, x, interventions, flat).reshape(batch, 3 * d * d)
-        logits = jnp.where(ok, scores - base[:, None], -jnp.inf)
+        gains, valid = move_gains(model, graph_prior, x, interventions, graphs, max_parents)
+        logits = jnp.where(valid, gains, -jnp.inf).reshape(batch, -1)
         logits = jnp.concatenate([logits, jnp.zeros((batch, 1), logits.dtype)], axis=1)  # staying
-        pick = jax.random.categorical(k, logits)
-        everything = jnp.concatenate([candidates, graphs[:, None]], axis=1)
-        return jnp.take_along_axis(everything, pick[:, None, None, None], axis=1)[:, 0], None
+        return apply_moves(graphs, jax.random.categorical(k, logits)), None
 
     graphs, _ = jax.lax.scan(move, graphs, jax.random.split(key, num_moves))
     return graphs
