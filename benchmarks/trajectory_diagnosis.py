@@ -44,7 +44,7 @@ def trajectories(apply_fn, params, key, num, d, max_parents):
 
     def body(carry, k):
         state, done = carry
-        new, stop, actions, log_stop = policy_step(apply_fn, params, state, done, k, max_parents)
+        new, stop, actions, log_stop, _ = policy_step(apply_fn, params, state, done, k, max_parents)
         return (new, stop), (state.adjacency, log_stop, actions, done)
 
     init = (envlib.reset(num, d), jnp.zeros((num,), bool))

@@ -14,10 +14,10 @@ from jspgfn.graphs import is_dag
 D = 4
 
 
-def _policy():
+def _policy(scale=3.0):
     net = make_network(NetConfig(embed_dim=16, mlp_hidden=16, theta_hidden=16, num_heads=2, key_size=8), D)
     params = net.init(jax.random.PRNGKey(0), jnp.zeros((1, D, D), jnp.uint8))
-    params = jax.tree_util.tree_map(lambda p: 3.0 * p, params)  # a policy far from uniform
+    params = jax.tree_util.tree_map(lambda p: scale * p, params)  # scale 3: a policy far from uniform
     return net, params
 
 
@@ -93,3 +93,34 @@ def test_optimal_flows_sample_the_target_with_the_uniform_backward_policy():
     np.testing.assert_allclose(total, 0.0, atol=1e-9)
     log_pt, _ = exact_flows.terminating_log_probs(lattice, log_stop, log_edges)
     np.testing.assert_allclose(log_pt, log_target, atol=1e-9)
+
+
+def test_trajectory_weights_against_the_exact_terminating_probabilities():
+    """sample_trajectories' log P_F(tau), stop included, against the exact log P_T(G): the importance weight
+    w = P_T(G) P_B(tau | G) / P_F(tau) (uniform P_B = 1 / |G|!) is exactly 1 on graphs of at most one edge (one
+    trajectory each), and on each two-edge graph whose two orders are both drawn its mean over the sampler's
+    trajectories is 1 (the two orders' weights in their frequencies). A log P_F missing its stop, or an edge's
+    probability, would not pass."""
+    from scipy.special import gammaln
+
+    from jspgfn.gflownet.sample import sample_trajectories
+
+    net, params = _policy(scale=1.5)  # both orders of a two-edge graph drawn often enough
+    lattice = exact_flows.dag_lattice(D)
+    log_pt, _ = exact_flows.terminating_log_probs(lattice, *_tables(net, params, lattice))
+    num = 20_000
+    graphs, log_pf = sample_trajectories(net.apply, params, jax.random.PRNGKey(5), num, D)
+    np.testing.assert_array_equal(graphs, sample_graphs(net.apply, params, jax.random.PRNGKey(5), num, D))
+    index, sizes = exact_flows.index_of(lattice, graphs), graphs.sum(axis=(1, 2))
+    log_w = log_pt[index] - gammaln(sizes + 1) - log_pf
+    assert np.sum(sizes <= 1) > 100
+    np.testing.assert_allclose(log_w[sizes <= 1], 0.0, atol=1e-4)
+    counts = np.bincount(index, minlength=len(lattice.graphs))
+    tested = 0
+    for g in np.flatnonzero((counts >= 50) & (lattice.num_edges == 2)):
+        w = np.exp(log_w[index == g])
+        if np.ptp(w) < 0.01:
+            continue  # one order only drawn (the other's probability ~1e-4 here): its weight is in the tail
+        assert abs(w.mean() - 1.0) < 4.5 * w.std() / np.sqrt(len(w))
+        tested += 1
+    assert tested >= 2

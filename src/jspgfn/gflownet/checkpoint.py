@@ -48,6 +48,16 @@ def _info(path, data):
     return info
 
 
+def same_structure(stored, template):
+    """Whether a checkpoint's tree structure `stored` (str of a PyTreeDef) fits the `template`'s: equal, or equal to
+    the template's less trailing None fields of its outer node: fields appended to TrainState since the checkpoint
+    was written, unused (None) by this run, so that a run of an older version still samples and resumes."""
+    end = ", None]))"
+    while stored != template and template.endswith(end):
+        template = template[: -len(end)] + "]))"
+    return stored == template
+
+
 def load(path, template):
     """template: pytree of arrays or jax.ShapeDtypeStruct.
 
@@ -66,7 +76,7 @@ def load(path, template):
     if missing:
         raise _corrupt(path, f"no {' or '.join(missing)} record: not a checkpoint")
     info = _info(path, data)
-    if str(data["treedef"]) != str(treedef):
+    if not same_structure(str(data["treedef"]), str(treedef)):
         raise DataError(path, "checkpoint structure differs from this run's configuration")
     names = [f"leaf_{i:05d}" for i in range(len(leaves))]
     absent = [name for name in names if name not in data]

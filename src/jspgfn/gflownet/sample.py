@@ -18,7 +18,8 @@ def policy_step(apply_fn, params, state, done, key, max_parents):
     """One step of P_phi for a batch of trajectories (traceable).
 
     state: EnvState [B, d, d]; done bool [B] (trajectories that have stopped keep their graph).
-    Returns (next state, done after the step, actions int32 [B] (d*d = stop), log P(stop | state) [B]).
+    Returns (next state, done after the step, actions int32 [B] (d*d = stop), log P(stop | state) [B],
+    log P_phi(action | state) [B], 0 where the trajectory had stopped before).
     """
     d = state.adjacency.shape[-1]
     out = apply_fn(params, state.adjacency)
@@ -26,6 +27,7 @@ def policy_step(apply_fn, params, state, done, key, max_parents):
     logp = policy.action_log_probs(out["stop_logit"], out["edge_logits"], emask)
     amask = envlib.action_mask(state, max_parents)
     actions = jax.random.categorical(key, jnp.where(amask, logp, -jnp.inf)).astype(jnp.int32)
+    log_taken = jnp.where(done, 0.0, jnp.take_along_axis(logp, actions[:, None], axis=1)[:, 0])
     actions = jnp.where(done, d * d, actions)
     safe = jnp.where(actions == d * d, 0, actions)
     added = envlib.add_edges(state, safe // d, safe % d)
@@ -34,7 +36,7 @@ def policy_step(apply_fn, params, state, done, key, max_parents):
     state = envlib.EnvState(
         jnp.where(keep, state.adjacency, added.adjacency), jnp.where(keep, state.closure, added.closure)
     )
-    return state, stop, actions, logp[:, -1]
+    return state, stop, actions, logp[:, -1], log_taken
 
 
 @functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
@@ -45,7 +47,7 @@ def sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
     steps = d * (d - 1) // 2 + 1
 
     def body(carry, k):
-        state, stop, _, _ = policy_step(apply_fn, params, *carry, k, max_parents)
+        state, stop, _, _, _ = policy_step(apply_fn, params, *carry, k, max_parents)
         return (state, stop), None
 
     init = (envlib.reset(num, d), jnp.zeros((num,), bool))
@@ -64,6 +66,34 @@ def sample_graphs(apply_fn, params, key, num, num_variables, max_parents=None, c
             )[:size]
         )
     return np.concatenate(out, axis=0).astype(np.uint8)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
+def _trajectories_chunk(apply_fn, params, key, num, num_variables, max_parents):
+    d = num_variables
+
+    def body(carry, k):
+        state, stop, log_pf = carry
+        state, stop, _, _, log_taken = policy_step(apply_fn, params, state, stop, k, max_parents)
+        return (state, stop, log_pf + log_taken), None
+
+    init = (envlib.reset(num, d), jnp.zeros((num,), bool), jnp.zeros((num,), jnp.float32))
+    (state, _, log_pf), _ = jax.lax.scan(body, init, jax.random.split(key, d * (d - 1) // 2 + 1))
+    return state.adjacency, log_pf
+
+
+def sample_trajectories(apply_fn, params, key, num, num_variables, max_parents=None, chunk=1024):
+    """num trajectories of P_phi from the empty graph: (graphs uint8 numpy [num, d, d], log P_F(tau) float64 [num],
+    the log-probability of the trajectory's actions, its stop included). With the uniform backward policy,
+    log P_B(tau | G) = -log |G|!, and log R(G) + log P_B(tau | G) - log P_F(tau) is an importance weight of G
+    against the reward, exact in expectation over tau (benchmarks/importance_weights.py)."""
+    graphs, log_pf = [], []
+    for i, k in enumerate(jax.random.split(key, -(-num // chunk))):
+        size = min(chunk, num - i * chunk)
+        g, lp = _trajectories_chunk(apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents)
+        graphs.append(np.asarray(g)[:size])
+        log_pf.append(np.asarray(lp, np.float64)[:size])
+    return np.concatenate(graphs).astype(np.uint8), np.concatenate(log_pf)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
