@@ -183,6 +183,21 @@ def test_a_run_trains_with_it_and_fills_the_replay(tmp_path):
     assert sizes[5] > sizes[0]  # four rounds of backward trajectories went in
 
 
+def test_it_resumes_bit_for_bit_with_its_terminal_graphs(tmp_path):
+    """The last graph of each environment is part of the state (checkpointed): a run stopped and resumed ends bit
+    for bit as the run trained in one go."""
+    from test_gflownet_train import assert_resumes_bitwise
+
+    from jspgfn.gflownet.train import train
+
+    data = _data(tmp_path)
+    options = {"num_iterations": 20, "iterations_per_dispatch": 5, "prefill": 20, "batch_size": 8, "num_envs": 2,
+               "num_theta_samples": 2, "replay_capacity": 500, "backward_every": 3}  # fmt: skip
+    _, whole, _ = train(data, "lingauss", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    assert whole.terminals is not None and int(np.asarray(whole.terminals).sum()) > 0
+    assert_resumes_bitwise(data, "lingauss", options, tmp_path / "b", whole)
+
+
 def test_it_is_refused_for_the_mlp_model(tmp_path):
     from jspgfn.gflownet.train import train
 
