@@ -186,9 +186,8 @@ def test_a_run_trains_with_it_and_fills_the_replay(tmp_path):
 def test_it_resumes_bit_for_bit_with_its_terminal_graphs(tmp_path):
     """The last graph of each environment is part of the state (checkpointed): a run stopped and resumed ends bit
     for bit as the run trained in one go."""
-    from test_gflownet_train import assert_resumes_bitwise
-
     from jspgfn.gflownet.train import train
+    from test_gflownet_train import assert_resumes_bitwise
 
     data = _data(tmp_path)
     options = {"num_iterations": 20, "iterations_per_dispatch": 5, "prefill": 20, "batch_size": 8, "num_envs": 2,
