@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import gammaln
 
 sys.path.insert(0, str(Path(__file__).parent))
+from accuracy_exact_edges import compare  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet.sample import sample_trajectories  # noqa: E402
@@ -34,8 +35,7 @@ def self_normalised(log_w):
 
 
 def edge_rmse(marginals, exact):
-    off = ~np.eye(len(exact), dtype=bool)
-    return float(np.sqrt(np.mean((marginals - exact)[off] ** 2)))
+    return compare(marginals, exact)[0]
 
 
 def main():

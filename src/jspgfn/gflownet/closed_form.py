@@ -54,16 +54,21 @@ def _node_systems(model, x, interventions, adjacency):
     (gram [d, d, d], xty [d, d]) of x float [N, d], and for adjacency uint8 [B, d, d] the parent masks
     [B, j, d], the precisions Lambda [B, j, d, d] (identity outside the parents), gram_m = gram m [B, j, d] and
     u = m * (xty - mu0 gram m) / s2 [B, j, d]."""
-    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
-    d = adjacency.shape[-1]
     gram, xty = node_statistics(jnp.asarray(x, jnp.float32), interventions)
     masks = jnp.swapaxes(adjacency, -1, -2).astype(jnp.float32)  # [B, j, parents]
+    return gram, xty, masks, *_masked_systems(model, gram, xty, masks)
+
+
+def _masked_systems(model, gram, xty, masks):
+    """(precision [..., j, d, d], gram_m [..., j, d], u [..., j, d]) of each node j with parents masks [..., j, d]."""
+    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
+    d = masks.shape[-1]
     precision = (
         masks[..., :, None] * masks[..., None, :] * gram / s2 + jnp.eye(d) * (masks / v0 + 1.0 - masks)[..., None, :]
     )
-    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [B, j, d]
-    u = masks * (xty - mu0 * gram_m) / s2  # [B, j, d]
-    return gram, xty, masks, precision, gram_m, u
+    gram_m = jnp.einsum("jab,...jb->...ja", gram, masks)  # [..., j, d]
+    u = masks * (xty - mu0 * gram_m) / s2  # [..., j, d]
+    return precision, gram_m, u
 
 
 def edge_gains(model, graph_prior, x, interventions, adjacency):
@@ -142,16 +147,9 @@ def removal_gains(model, graph_prior, x, interventions, adjacency):
     """log R(G - (i -> j)) - log R(G) of the marginal reward for every pair: adjacency uint8 [B, d, d], x float
     [N, d] -> float [B, d, d] (entry [b, i, j]; meaningless where i -> j is not in G). Only node j's score changes:
     its system with parent i left out, one d x d elimination per (graph, edge), not one per node and edge."""
-    s2, v0, mu0 = model.obs_var, model.prior_var, model.prior_mean
     d = adjacency.shape[-1]
     gram, xty, masks, precision, gram_m, u = _node_systems(model, x, interventions, adjacency)
     base, _ = _parent_set_gains(model, xty, masks, precision, gram_m, u)  # [B, j]
     without = masks[..., None, :, :] * (1.0 - jnp.eye(d))[:, None, :]  # [B, i, j, parents]: parent i left out
-    precision = (
-        without[..., :, None] * without[..., None, :] * gram / s2
-        + jnp.eye(d) * (without / v0 + 1.0 - without)[..., None, :]
-    )
-    gram_m = jnp.einsum("jab,...jb->...ja", gram, without)
-    u = without * (xty - mu0 * gram_m) / s2
-    gains, _ = _parent_set_gains(model, xty, without, precision, gram_m, u)  # [B, i, j]
+    gains, _ = _parent_set_gains(model, xty, without, *_masked_systems(model, gram, xty, without))  # [B, i, j]
     return gains - base[..., None, :] - graph_prior.log_edge_weight

@@ -40,36 +40,9 @@ def policy_step(apply_fn, params, state, done, key, max_parents):
 
 
 @functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
-def sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
-    """num graphs uint8 [num, d, d], each built from the empty graph by P_phi(G' | G) until stop (jitted;
-    the batch is one array, so callers inside jit, e.g. VBG's moment estimates, use this directly)."""
-    d = num_variables
-    steps = d * (d - 1) // 2 + 1
-
-    def body(carry, k):
-        state, stop, _, _, _ = policy_step(apply_fn, params, *carry, k, max_parents)
-        return (state, stop), None
-
-    init = (envlib.reset(num, d), jnp.zeros((num,), bool))
-    (state, _), _ = jax.lax.scan(body, init, jax.random.split(key, steps))
-    return state.adjacency
-
-
-def sample_graphs(apply_fn, params, key, num, num_variables, max_parents=None, chunk=1024):
-    """num graphs from the GFlowNet's marginal over G: uint8 numpy [num, d, d]."""
-    out = []
-    for i, k in enumerate(jax.random.split(key, -(-num // chunk))):
-        size = min(chunk, num - i * chunk)
-        out.append(
-            np.asarray(
-                sample_graphs_chunk(apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents)
-            )[:size]
-        )
-    return np.concatenate(out, axis=0).astype(np.uint8)
-
-
-@functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
-def _trajectories_chunk(apply_fn, params, key, num, num_variables, max_parents):
+def sample_trajectories_chunk(apply_fn, params, key, num, num_variables, max_parents):
+    """num trajectories, each from the empty graph by P_phi(G' | G) until stop (jitted): (graphs uint8
+    [num, d, d], log P_F(tau) float32 [num], the log-probability of each trajectory's actions, its stop included)."""
     d = num_variables
 
     def body(carry, k):
@@ -82,6 +55,12 @@ def _trajectories_chunk(apply_fn, params, key, num, num_variables, max_parents):
     return state.adjacency, log_pf
 
 
+def sample_graphs_chunk(apply_fn, params, key, num, num_variables, max_parents):
+    """num graphs uint8 [num, d, d] of `sample_trajectories_chunk` (jitted; the batch is one array, so callers
+    inside jit, e.g. VBG's moment estimates, use this directly)."""
+    return sample_trajectories_chunk(apply_fn, params, key, num, num_variables, max_parents)[0]
+
+
 def sample_trajectories(apply_fn, params, key, num, num_variables, max_parents=None, chunk=1024):
     """num trajectories of P_phi from the empty graph: (graphs uint8 numpy [num, d, d], log P_F(tau) float64 [num],
     the log-probability of the trajectory's actions, its stop included). With the uniform backward policy,
@@ -90,10 +69,17 @@ def sample_trajectories(apply_fn, params, key, num, num_variables, max_parents=N
     graphs, log_pf = [], []
     for i, k in enumerate(jax.random.split(key, -(-num // chunk))):
         size = min(chunk, num - i * chunk)
-        g, lp = _trajectories_chunk(apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents)
+        g, lp = sample_trajectories_chunk(
+            apply_fn, params, k, chunk if num > chunk else size, num_variables, max_parents
+        )
         graphs.append(np.asarray(g)[:size])
         log_pf.append(np.asarray(lp, np.float64)[:size])
     return np.concatenate(graphs).astype(np.uint8), np.concatenate(log_pf)
+
+
+def sample_graphs(apply_fn, params, key, num, num_variables, max_parents=None, chunk=1024):
+    """num graphs from the GFlowNet's marginal over G: uint8 numpy [num, d, d] (`sample_trajectories`' graphs)."""
+    return sample_trajectories(apply_fn, params, key, num, num_variables, max_parents, chunk)[0]
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
