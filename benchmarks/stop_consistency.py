@@ -41,7 +41,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy_exact_edges import compare  # noqa: E402
-from family_floor import mean_field_gaps  # noqa: E402
+from family_floor import _precisions_and_gaps, mean_field_gaps  # noqa: E402
+from jspgfn.conjugate import _code_masks, _log_marginals, _node_gaussians, node_statistics  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.exact_dp import local_scores  # noqa: E402
 from jspgfn.gflownet import env as envlib  # noqa: E402
@@ -66,8 +67,41 @@ def visited_states(apply_fn, params, key, num, d):
     return np.concatenate(states).astype(np.uint8)
 
 
-def log_policy(apply_fn, params, graphs, chunk=4096):
-    """(log P(stop | G) [B], log P(G + i->j | G) [B, d, d], edge mask bool [B, d, d]) in float64 numpy."""
+class ParentSetScores:
+    """log beta_j(Pa) (uniform prior over DAGs) read as table[nodes, codes], like local_scores' float64 [d, 2^d]
+    table, but computed only for the (node, parent code) pairs asked: for d where the whole table is too large
+    (d=20: 10M parent sets). floor=True: less the diagonal family's mean-field gap of the parent set
+    (family_floor.mean_field_gaps)."""
+
+    def __init__(self, model, x, floor=False, batch=4096):
+        self.model, self.x, self.floor, self.batch = model, np.asarray(x, np.float64), floor, batch
+        self.stats = node_statistics(self.x)
+
+    def __getitem__(self, index):
+        nodes, codes = (np.asarray(a, np.int64) for a in index)
+        pairs, inverse = np.unique(np.stack([nodes.ravel(), codes.ravel()], axis=1), axis=0, return_inverse=True)
+        d = self.x.shape[1]
+        values = np.empty(len(pairs))
+        for start in range(0, len(pairs), self.batch):
+            n, c = pairs[start : start + self.batch, 0], pairs[start : start + self.batch, 1]
+            values[start : start + self.batch] = _log_marginals(
+                self.model, self.stats, n, _node_gaussians(self.model, self.stats, n, _code_masks(c, d))
+            )
+        if self.floor:
+            gram = self.x.T @ self.x / self.model.obs_var
+            sizes = np.array([bin(int(c)).count("1") for c in pairs[:, 1]])
+            for k in np.unique(sizes[sizes >= 2]):
+                at = np.flatnonzero(sizes == k)
+                rows = np.array([np.flatnonzero((pairs[i, 1] >> np.arange(d)) & 1) for i in at])
+                values[at] -= _precisions_and_gaps(self.model, gram, rows)
+        return values[inverse.ravel()].reshape(nodes.shape)
+
+
+def log_policy(apply_fn, params, graphs, chunk=None):
+    """(log P(stop | G) [B], log P(G + i->j | G) [B, d, d], edge mask bool [B, d, d]) in float64 numpy; chunk:
+    graphs per network call (default 4096, fewer from d=12 on, where the attention over d^2 tokens is large)."""
+    d = graphs.shape[-1]
+    chunk = chunk or (4096 if d < 12 else 256)
 
     @jax.jit
     def one(adj):
@@ -152,8 +186,11 @@ def main(argv=None):
     dataset = load_dataset(args.data)
     x = dataset.train
     model = trainer.model
-    exact = local_scores(model, x)
-    floor = exact - mean_field_gaps(model, x)[None, :]
+    if x.shape[1] <= 12:
+        exact = local_scores(model, x)
+        floor = exact - mean_field_gaps(model, x)[None, :]
+    else:  # the whole tables would hold d 2^d scores: only the parent sets the audit reads
+        exact, floor = ParentSetScores(model, x), ParentSetScores(model, x, floor=True)
     apply_fn, d = trainer.network.apply, trainer.num_variables
     states = visited_states(apply_fn, state.params, jax.random.PRNGKey(args.seed), args.num, d)
     counts, log_stop, results, choice = audit(apply_fn, state.params, states, [exact, floor])

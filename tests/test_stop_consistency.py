@@ -81,3 +81,24 @@ def test_edge_classes_split_the_edges_by_the_true_graph():
     frequency = np.array([[0.0, 0.9, 0.2], [0.1, 0.0, 0.5], [0.3, 0.4, 0.0]])
     true, reversed_, other = audit.edge_classes(frequency, graph)
     assert np.allclose([true, reversed_, other], [0.9 + 0.5, 0.1 + 0.4, 0.2 + 0.3])
+
+
+def test_parent_set_scores_are_the_tables_entries():
+    """The d=20 path (scores of the parent sets asked only) reads what local_scores' and the floor's whole tables
+    hold, at d=6 where both fit."""
+    from family_floor import mean_field_gaps
+
+    from jspgfn.models import get_model
+
+    audit = _audit_module()
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 6))
+    model = get_model("lingauss", obs_var=0.1)
+    table = local_scores(model, x)
+    floor = table - mean_field_gaps(model, x)[None, :]
+    nodes = rng.integers(0, 6, size=(50, 3))
+    codes = rng.integers(0, 1 << 6, size=(50, 3)) & ~(1 << nodes)  # a node is never its own parent
+    sparse = audit.ParentSetScores(model, x, batch=7)  # several batches, and repeated pairs
+    assert np.allclose(sparse[nodes, codes], table[nodes, codes], rtol=0, atol=1e-9)
+    assert np.allclose(audit.ParentSetScores(model, x, floor=True)[nodes, codes], floor[nodes, codes], atol=1e-9)
+    assert np.ptp(floor[nodes, codes] - table[nodes, codes]) > 1e-3  # the floor differs on the larger sets
