@@ -87,7 +87,6 @@ def test_parent_set_scores_are_the_tables_entries():
     """The d=20 path (scores of the parent sets asked only) reads what local_scores' and the floor's whole tables
     hold, at d=6 where both fit."""
     from family_floor import mean_field_gaps
-
     from jspgfn.models import get_model
 
     audit = _audit_module()
