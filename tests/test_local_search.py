@@ -1,6 +1,7 @@
 """backward_every (beyond the paper): backward trajectories from the sampler's graphs after local moves by the
 closed-form score (gflownet/local_search.py)."""
 
+import dataclasses
 import itertools
 
 import jax
@@ -155,6 +156,32 @@ def test_the_options_are_checked():
         get_preset("smoke", backward_every=-1)
     with pytest.raises(JspgfnError, match="backward_every needs replay_priority 0"):
         get_preset("smoke", backward_every=5, replay_priority=0.5)
+    with pytest.raises(JspgfnError, match="backward_batch needs backward_every > 0"):
+        get_preset("smoke", backward_batch=0.5)
+    with pytest.raises(JspgfnError, match="must leave at least one transition to each buffer"):
+        get_preset("smoke", backward_every=5, backward_batch=1.0)
+    with pytest.raises(JspgfnError, match="backward_batch and replay_anchor exclude each other"):
+        get_preset("smoke", backward_every=5, backward_batch=0.5, replay_anchor=0.25)
+    with pytest.raises(JspgfnError, match="backward_batch"):
+        get_preset("smoke", backward_every=5, backward_batch=1.5)
+
+
+def test_sample_mixed_falls_back_to_the_replay_while_the_second_buffer_is_empty():
+    from jspgfn.gflownet import replay as replaylib
+
+    d = 4
+    graph = _graph([(0, 1)], d)
+    replay = replaylib.add(replaylib.init(50, d), jnp.asarray(np.repeat(graph[None], 40, axis=0)),
+                           jnp.full(40, 2 * d + 3, jnp.int32), jnp.ones(40, bool))  # fmt: skip
+    empty = replaylib.init(20, d)
+    graphs, actions = replaylib.sample_mixed(replay, empty, jax.random.PRNGKey(0), 16, 6, fallback=True)
+    assert np.all(np.asarray(graphs).sum(axis=(1, 2)) == 1) and np.all(np.asarray(actions) == 2 * d + 3)
+    # once it holds a transition, its share comes from it
+    two = _graph([(0, 1), (1, 2)], d)
+    second = replaylib.add(empty, jnp.asarray(two[None]), jnp.array([3], jnp.int32), jnp.ones(1, bool))
+    graphs, actions = replaylib.sample_mixed(replay, second, jax.random.PRNGKey(0), 16, 6, fallback=True)
+    np.testing.assert_array_equal(np.asarray(graphs).sum(axis=(1, 2)), [1] * 10 + [2] * 6)
+    np.testing.assert_array_equal(np.asarray(actions)[10:], 3)
 
 
 def _data(tmp_path, model="linear"):
@@ -194,6 +221,32 @@ def test_it_resumes_bit_for_bit_with_its_terminal_graphs(tmp_path):
                "num_theta_samples": 2, "replay_capacity": 500, "backward_every": 3}  # fmt: skip
     _, whole, _ = train(data, "lingauss", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
     assert whole.terminals is not None and int(np.asarray(whole.terminals).sum()) > 0
+    assert_resumes_bitwise(data, "lingauss", options, tmp_path / "b", whole)
+
+
+def test_with_backward_batch_they_go_to_a_buffer_of_their_own(tmp_path):
+    """backward_batch: the replay holds the sampler's transitions only (states it visited: each one edge short of
+    an environment's later state, none beyond its terminal), the backward trajectories fill the second buffer, and
+    the run resumes bit for bit with it."""
+    from jspgfn.gflownet.train import train
+    from test_gflownet_train import assert_resumes_bitwise
+
+    data = _data(tmp_path)
+    options = {"num_iterations": 20, "iterations_per_dispatch": 5, "prefill": 20, "batch_size": 8, "num_envs": 2,
+               "num_theta_samples": 2, "replay_capacity": 500, "backward_every": 3, "backward_batch": 0.5}  # fmt: skip
+    trainer, whole, _ = train(data, "lingauss", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    assert whole.backward is not None and int(whole.backward.size) > 0
+    stored = np.asarray(whole.backward.graphs[: int(whole.backward.size)])
+    assert all(is_dag(g) for g in stored)
+    # one iteration where the trajectories are due, with backward_moves 0 (the terminal graphs kept as they are):
+    # one trajectory to each environment's terminal graph goes into the second buffer, its edges' worth of
+    # transitions, and at most one transition per environment (the sampler's) into the replay
+    trainer = dataclasses.replace(trainer, cfg=trainer.cfg.replace(backward_moves=0))
+    terminals = jnp.asarray(np.stack([_graph([(0, 1), (1, 2), (0, 3)], 4), _graph([(3, 2), (2, 1), (1, 0)], 4)]))
+    state = whole._replace(step=jnp.asarray(21, jnp.int32), terminals=terminals)
+    new, _ = jax.jit(trainer.iteration)(state)
+    assert int(new.backward.size) - int(state.backward.size) == int(np.asarray(new.terminals).sum()) >= 3
+    assert int(new.replay.size) - int(state.replay.size) <= 2
     assert_resumes_bitwise(data, "lingauss", options, tmp_path / "b", whole)
 
 

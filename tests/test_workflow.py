@@ -512,7 +512,7 @@ def _bad_config(workdir, name, edit):
             "option2.yaml",
             lambda c: overlay(c, "jspgfn-diag").update(params={"batchsize": 8}),
             "methods.jspgfn-diag.params.batchsize: unknown training option "
-            "(valid: backward_every, backward_moves, batch_size,",
+            "(valid: backward_batch, backward_every, backward_moves, batch_size,",
         ),
         (
             "setting.yaml",

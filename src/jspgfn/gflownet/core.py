@@ -39,6 +39,7 @@ class TrainState(NamedTuple):
     target_params: dict | None = None  # Polyak average of params, only with stop_target_tau > 0
     anchor: replaylib.Replay | None = None  # the prefill's transitions, only with replay_anchor > 0
     terminals: jax.Array | None = None  # uint8 [E, d, d]: each environment's last graph, only with backward_every > 0
+    backward: replaylib.Replay | None = None  # the backward trajectories' transitions, only with backward_batch > 0
 
 
 def sub_config(cls, cfg, **given):
@@ -183,7 +184,10 @@ class Trainer:
         target = params if cfg.stop_target_tau > 0 else None
         step = jnp.zeros((), jnp.int32)
         terminals = jnp.zeros((cfg.num_envs, d, d), jnp.uint8) if cfg.backward_every > 0 else None
-        return TrainState(params, opt_state, env, replay, key, step, traj, priorities, target, anchor, terminals)
+        backward = replaylib.init(cfg.replay_capacity, d) if cfg.backward_batch > 0 else None
+        return TrainState(
+            params, opt_state, env, replay, key, step, traj, priorities, target, anchor, terminals, backward
+        )
 
     @functools.partial(jax.jit, static_argnums=0)
     def prefill_exploring(self, params, env, replay, key, traj=None, data=None, interventions=None):
@@ -287,18 +291,27 @@ class Trainer:
         actions = self.act(state.params, state.env, k_act, epsilon, network, data, interventions, share)
         env, is_stop = envlib.step(state.env, actions)
         replay = replaylib.add(state.replay, state.env.adjacency, actions, ~is_stop)
-        terminals = state.terminals
+        terminals, backward = state.terminals, state.backward
         if cfg.backward_every > 0:  # its key is folded in, so runs without it keep their random streams
             terminals = jnp.where(is_stop[:, None, None], state.env.adjacency, terminals)
-            replay = jax.lax.cond(
+            into = replay if backward is None else backward  # with backward_batch, a buffer of their own
+            into = jax.lax.cond(
                 state.step % cfg.backward_every == 0,
                 lambda r: self.add_backward(r, terminals, jax.random.fold_in(k_rep, 4), data, interventions),
                 lambda r: r,
-                replay,
+                into,
             )
+            if backward is None:
+                replay = into
+            else:
+                backward = into
         priorities = state.priorities
         if state.anchor is not None:
             graphs, acts = replaylib.sample_mixed(replay, state.anchor, k_rep, cfg.batch_size, cfg.anchor_batch)
+        elif backward is not None:
+            graphs, acts = replaylib.sample_mixed(
+                replay, backward, k_rep, cfg.batch_size, cfg.backward_share_of_batch, fallback=True
+            )
         elif priorities is None:
             graphs, acts, _ = replaylib.sample(replay, k_rep, cfg.batch_size)
         else:
@@ -335,7 +348,18 @@ class Trainer:
             tau = jnp.where(use_target, cfg.stop_target_tau, 1.0)
             target = optax.incremental_update(params, target, tau)
         new = TrainState(
-            params, opt_state, env, replay, key, state.step + 1, traj, priorities, target, state.anchor, terminals
+            params,
+            opt_state,
+            env,
+            replay,
+            key,
+            state.step + 1,
+            traj,
+            priorities,
+            target,
+            state.anchor,
+            terminals,
+            backward,
         )
         return new, metrics
 

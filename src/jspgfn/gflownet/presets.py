@@ -37,6 +37,10 @@ class TrainConfig:
     # linear Gaussian only, beyond the paper
     backward_every: int = 0
     backward_moves: int = 4
+    # > 0 (with backward_every): those trajectories go to a buffer of their own (replay_capacity transitions) and
+    # this share of every batch is drawn from it, so the replay keeps the sampler's transitions only and the dose
+    # does not grow with the trajectories' length (with d); beyond the paper
+    backward_batch: float = 0.0
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
@@ -114,6 +118,16 @@ class TrainConfig:
                 )
             if new.prefill == 0 or new.replay_priority > 0:
                 raise JspgfnError("training option replay_anchor needs prefill > 0 and replay_priority 0")
+        if new.backward_batch > 0:
+            if new.backward_every == 0:
+                raise JspgfnError("training option backward_batch needs backward_every > 0 (its trajectories)")
+            if not 0 < new.backward_share_of_batch < new.batch_size:
+                raise JspgfnError(
+                    f"training option backward_batch {new.backward_batch} takes {new.backward_share_of_batch} of a "
+                    f"batch of {new.batch_size}: it must leave at least one transition to each buffer"
+                )
+            if new.replay_anchor > 0:
+                raise JspgfnError("training options backward_batch and replay_anchor exclude each other")
         if new.backward_every > 0 and new.replay_priority > 0:
             raise JspgfnError(
                 "training option backward_every needs replay_priority 0 (its transitions have no priority)"
@@ -138,6 +152,11 @@ class TrainConfig:
                 "training option shared_theta_noise needs num_theta_samples >= 2 (q learns from pairs s != t)"
             )
         return new
+
+    @property
+    def backward_share_of_batch(self):
+        """Transitions per batch drawn from the backward trajectories' buffer (backward_batch): 0 when it is off."""
+        return round(self.backward_batch * self.batch_size)
 
     @property
     def anchor_batch(self):
@@ -215,6 +234,7 @@ _RANGES = {
             "stop_target_after",
             "replay_anchor",
             "replay_reversal",
+            "backward_batch",
             "explore_score_share",
             "explore_score_share_end",
             "stop_target_until",

@@ -14,7 +14,9 @@ With `replay_reversal` (beyond the paper) a share of each batch's states has one
 (`reverse_one_edge`).
 
 With `replay_anchor` (beyond the paper) the prefill's transitions are also kept in a second buffer for
-the whole run, and a fixed share of every batch is drawn from it (`with_recent`, `sample_mixed`).
+the whole run, and a fixed share of every batch is drawn from it (`with_recent`, `sample_mixed`). With
+`backward_batch` (beyond the paper) the backward trajectories of `backward_every` go to a second buffer, and a fixed
+share of every batch is drawn from it the same way.
 """
 
 from typing import NamedTuple
@@ -70,11 +72,17 @@ def with_recent(replay, source):
     return add(replay, source.graphs, source.actions, recent)
 
 
-def sample_mixed(replay, anchor, key, batch_size, anchor_size):
+def sample_mixed(replay, anchor, key, batch_size, anchor_size, fallback=False):
     """A uniform sample of batch_size - anchor_size transitions of `replay` followed by anchor_size of
-    `anchor` (both with replacement): (graphs [B, d, d], actions [B]). anchor_size is static."""
+    `anchor` (both with replacement): (graphs [B, d, d], actions [B]). anchor_size is static. fallback: while
+    `anchor` is empty, its part from `replay` too (else an empty buffer would give its zero entries)."""
     graphs, actions, _ = sample(replay, key, batch_size - anchor_size)
     kept_graphs, kept_actions, _ = sample(anchor, jax.random.fold_in(key, 2), anchor_size)
+    if fallback:
+        more_graphs, more_actions, _ = sample(replay, jax.random.fold_in(key, 3), anchor_size)
+        empty = anchor.size == 0
+        kept_graphs = jnp.where(empty, more_graphs, kept_graphs)
+        kept_actions = jnp.where(empty, more_actions, kept_actions)
     return jnp.concatenate([graphs, kept_graphs]), jnp.concatenate([actions, kept_actions])
 
 
