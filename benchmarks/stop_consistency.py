@@ -115,6 +115,22 @@ def log_policy(apply_fn, params, graphs, chunk=None):
     return tuple(np.concatenate([np.asarray(p[j]) for p in parts]).astype(np.float64) for j in range(3))
 
 
+def offset_errors(apply_fn, params, states, table, chunk=256):
+    """With option stop_score_offset: the offset's score of each state (out["stop_score"], q's theta-free score or
+    the closed form) less its exact log R(G) from `table` (local scores [d, 2^d] or ParentSetScores): float64 [S];
+    None for a network without the offset."""
+    d = states.shape[-1]
+    apply = jax.jit(lambda adj: apply_fn(params, adj).get("stop_score"))
+    if apply(jnp.asarray(states[:1])) is None:
+        return None
+    score = np.concatenate(
+        [np.asarray(apply(jnp.asarray(states[i : i + chunk]))) for i in range(0, len(states), chunk)]
+    )
+    codes = (states.astype(np.int64) << np.arange(d)[None, :, None]).sum(axis=1)  # [S, d]
+    exact = table[np.broadcast_to(np.arange(d), codes.shape), codes].sum(axis=1)
+    return score.astype(np.float64) - exact
+
+
 def audit(apply_fn, params, states, score_tables):
     """Per state [S]: its edge count, the sampler's log P(stop | G), for each score table [d, 2^d] the arrays
     (D, m, J) of the module docstring, and the sampler's edge choice under the first table: (the largest
@@ -205,6 +221,15 @@ def main(argv=None):
         row = "  ".join(f"{a[counts == k].mean():7.2f}" for a in columns)
         print(f"{k:5d}  {np.sum(counts == k):6d}  {row}")
     print(f"# all states: D_exact {d_ex.mean():.3f}, D_floor {d_fl.mean():.3f}, J {j_fl.mean():.3f}")
+    errors = offset_errors(apply_fn, state.params, states, exact)
+    if errors is not None:
+        print("# the stop offset's score less the exact log R(G), by edge count (mean, sd over the states):")
+        print(
+            "  "
+            + "  ".join(
+                f"{k}: {errors[counts == k].mean():.1f} ({errors[counts == k].std():.1f})" for k in np.unique(counts)
+            )
+        )
     if args.exact is not None:
         graphs = sample_graphs(apply_fn, state.params, jax.random.PRNGKey(args.seed + 1), 1000, d)
         exact_edge = np.load(args.exact)["edge"]

@@ -101,3 +101,38 @@ def test_parent_set_scores_are_the_tables_entries():
     assert np.allclose(sparse[nodes, codes], table[nodes, codes], rtol=0, atol=1e-9)
     assert np.allclose(audit.ParentSetScores(model, x, floor=True)[nodes, codes], floor[nodes, codes], atol=1e-9)
     assert np.ptp(floor[nodes, codes] - table[nodes, codes]) > 1e-3  # the floor differs on the larger sets
+
+
+def test_the_offsets_error_is_zero_for_the_closed_form_and_at_the_empty_graph(tmp_path):
+    """offset_errors: the stop offset's score less the exact log R(G). With stop_score_closed_form the offset is the
+    exact score (float32): zero at every state; with q's theta-free score, zero at the empty graph only (exact there:
+    no parameters); None without the offset."""
+    from jspgfn.cli import main as cli_main
+    from jspgfn.gflownet.train import train
+    from test_gflownet_train import CLOSED_FORM, TINY
+
+    audit = _audit_module()
+    data = tmp_path / "d4"
+    assert cli_main(["generate", "--graph", "er1", "--model", "linear", "--d", "4", "--n", "30", "--seed", "1",
+                     "--out", str(data)]) == 0  # fmt: skip
+    from jspgfn.dataset import load_dataset
+
+    x = load_dataset(data).train
+    lattice = exact_flows.dag_lattice(4)
+    states = lattice.graphs[(lattice.children >= 0).any(axis=1)]
+    empty = states.sum(axis=(1, 2)) == 0
+    for closed in (True, False, None):
+        options = {**TINY} if closed is None else {**TINY, **CLOSED_FORM, "stop_score_closed_form": closed}
+        trainer, state, _ = train(data, "lingauss", "smoke", 0, tmp_path / f"run{closed}", overrides=options,
+                                  progress=False)  # fmt: skip
+        table = local_scores(trainer.model, x)
+        errors = audit.offset_errors(trainer.network.apply, state.params, states, table)
+        if closed is None:
+            assert errors is None
+            continue
+        assert abs(errors[empty][0]) < 1e-2
+        if closed:
+            scale = np.max(np.abs(table[np.isfinite(table)]))
+            assert np.max(np.abs(errors)) < 1e-2 + 1e-5 * scale  # float32 against float64
+        else:
+            assert np.max(np.abs(errors[~empty])) > 1e-2  # q's score is not exact
