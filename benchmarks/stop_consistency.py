@@ -76,6 +76,7 @@ class ParentSetScores:
     def __init__(self, model, x, floor=False, batch=4096):
         self.model, self.x, self.floor, self.batch = model, np.asarray(x, np.float64), floor, batch
         self.stats = node_statistics(self.x)
+        self.gram = self.x.T @ self.x / model.obs_var  # the floor's precisions
 
     def __getitem__(self, index):
         nodes, codes = (np.asarray(a, np.int64) for a in index)
@@ -88,12 +89,11 @@ class ParentSetScores:
                 self.model, self.stats, n, _node_gaussians(self.model, self.stats, n, _code_masks(c, d))
             )
         if self.floor:
-            gram = self.x.T @ self.x / self.model.obs_var
             sizes = np.array([bin(int(c)).count("1") for c in pairs[:, 1]])
             for k in np.unique(sizes[sizes >= 2]):
                 at = np.flatnonzero(sizes == k)
                 rows = np.array([np.flatnonzero((pairs[i, 1] >> np.arange(d)) & 1) for i in at])
-                values[at] -= _precisions_and_gaps(self.model, gram, rows)
+                values[at] -= _precisions_and_gaps(self.model, self.gram, rows)
         return values[inverse.ravel()].reshape(nodes.shape)
 
 
