@@ -77,10 +77,18 @@ class ParentSetScores:
         self.model, self.x, self.floor, self.batch = model, np.asarray(x, np.float64), floor, batch
         self.stats = node_statistics(self.x)
         self.gram = self.x.T @ self.x / model.obs_var  # the floor's precisions
+        self.known = {}  # node * 2^d + code -> score: the audit and offset_errors read the same parent sets
 
     def __getitem__(self, index):
         nodes, codes = (np.asarray(a, np.int64) for a in index)
-        pairs, inverse = np.unique(np.stack([nodes.ravel(), codes.ravel()], axis=1), axis=0, return_inverse=True)
+        d = self.x.shape[1]
+        keys, inverse = np.unique((nodes << d) | codes, return_inverse=True)
+        missing = np.array([k for k in keys.tolist() if k not in self.known], np.int64)
+        self.known.update(zip(missing.tolist(), self._scores(np.stack([missing >> d, missing & ((1 << d) - 1)], 1))))
+        return np.array([self.known[k] for k in keys.tolist()])[inverse.ravel()].reshape(nodes.shape)
+
+    def _scores(self, pairs):
+        """The scores of pairs int64 [P, 2] (node, parent code): float64 [P]."""
         d = self.x.shape[1]
         values = np.empty(len(pairs))
         for start in range(0, len(pairs), self.batch):
@@ -94,7 +102,7 @@ class ParentSetScores:
                 at = np.flatnonzero(sizes == k)
                 rows = np.array([np.flatnonzero((pairs[i, 1] >> np.arange(d)) & 1) for i in at])
                 values[at] -= _precisions_and_gaps(self.model, self.gram, rows)
-        return values[inverse.ravel()].reshape(nodes.shape)
+        return values
 
 
 def log_policy(apply_fn, params, graphs, chunk=None):

@@ -99,6 +99,11 @@ def test_parent_set_scores_are_the_tables_entries():
     codes = rng.integers(0, 1 << 6, size=(50, 3)) & ~(1 << nodes)  # a node is never its own parent
     sparse = audit.ParentSetScores(model, x, batch=7)  # several batches, and repeated pairs
     assert np.allclose(sparse[nodes, codes], table[nodes, codes], rtol=0, atol=1e-9)
+    # a second lookup, half of it kept from the first and half new, in another shape
+    more_nodes = np.concatenate([nodes[:25, 0], rng.integers(0, 6, size=25)])
+    more_codes = np.concatenate([codes[:25, 0], rng.integers(0, 1 << 6, size=25) & ~(1 << more_nodes[25:])])
+    assert 0 < len(sparse.known) < 6 * (1 << 6)
+    assert np.allclose(sparse[more_nodes, more_codes], table[more_nodes, more_codes], rtol=0, atol=1e-9)
     assert np.allclose(audit.ParentSetScores(model, x, floor=True)[nodes, codes], floor[nodes, codes], atol=1e-9)
     assert np.ptp(floor[nodes, codes] - table[nodes, codes]) > 1e-3  # the floor differs on the larger sets
 
