@@ -14,7 +14,7 @@ import argparse
 import sys
 import warnings
 
-from jspgfn.errors import JspgfnError, OptionError
+from jspgfn.errors import JspgfnError, OptionError, OptionWarning
 
 
 def build_parser():
@@ -49,10 +49,10 @@ def _error_message(exc, args):
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
-    """The input's warnings (DataWarning) on one line like the errors; others as Python shows them."""
+    """The input's warnings (DataWarning, OptionWarning) on one line like the errors; others as Python shows them."""
     from jspgfn.dataset import DataWarning
 
-    if issubclass(category, DataWarning):
+    if issubclass(category, (DataWarning, OptionWarning)):
         print(f"jspgfn: warning: {message}", file=sys.stderr if file is None else file)
     else:
         _default(message, category, filename, lineno, file, line)

@@ -26,6 +26,10 @@ class OptionError(JspgfnError):
         super().__init__(f"{name} {problem}")
 
 
+class OptionWarning(UserWarning):
+    """A setting that runs but was not measured to work well as given (the CLI shows it on one line)."""
+
+
 def check_count(name, value, low, high=None):
     """OptionError unless `value` is an integer (not a bool) in [low, high] (high None: no upper bound)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -3,6 +3,7 @@
 import re
 
 from jspgfn.errors import JspgfnError
+from jspgfn.gflownet.recipes import RECIPES
 
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
@@ -57,6 +58,14 @@ def add_subcommands(sub):
         help="posterior family of P(theta | G): diagonal (default) or full covariance",
     )
     p.add_argument("--preset", default="quick", help="smoke, quick or paper")
+    p.add_argument(
+        "--recipe",
+        default=None,
+        choices=RECIPES,
+        help="paper (default): the paper's method; lingauss (beyond the paper, linear Gaussian model): the "
+        "options measured closest to the exact posterior, chosen by the number of variables and recorded in "
+        "config.json (docs/own-data.md); --set options win over it",
+    )
     p.add_argument(
         "--seed",
         type=int,
@@ -141,6 +150,7 @@ def _run_train(args):
         time_limit=args.time_limit,
         family=args.family,
         model_kwargs=model_kwargs,
+        recipe=args.recipe,
     )
     status = None
     for out, info in zip(args.out, infos):

@@ -127,22 +127,28 @@ def make_config(
     family=None,
     model_kwargs=None,
     names=None,
+    recipe=None,
 ):
     """The run's config.json dict; model_kwargs: settings of the likelihood (models.model_settings), every
     one recorded (the defaults filled in); names: the d variable names (None for an array), passed on to
-    the samples' metadata as variable_names."""
+    the samples' metadata as variable_names; recipe: a name of recipes.RECIPES or None, its options for
+    d = x.shape[1] under `overrides` (recorded as "recipe" with the options it set, "recipe_options")."""
     from jspgfn.gflownet.presets import get_preset
+    from jspgfn.gflownet.recipes import recipe_options
     from jspgfn.models import get_model
 
-    cfg = get_preset(preset, **(overrides or {}))
     likelihood, family = resolve_model(model_name, family)
+    from_recipe = {} if recipe is None else recipe_options(recipe, int(x.shape[1]), likelihood)
+    cfg = get_preset(preset, **{**from_recipe, **(overrides or {})})
     model = get_model(likelihood, **(model_kwargs or {}))
+    recorded = {} if recipe is None else {"recipe": recipe, "recipe_options": from_recipe}
     return {
         "model": likelihood,
         "family": family,
         "model_kwargs": model.kwargs(),
         "preset": preset,
         "seed": int(seed),
+        **recorded,
         "overrides": dict(overrides or {}),
         "train_config": cfg.to_dict(),
         "num_variables": int(x.shape[1]),
@@ -173,6 +179,7 @@ def train(
     time_limit=None,
     family=None,
     model_kwargs=None,
+    recipe=None,
 ):
     """Train (or resume) a JSP-GFN run in folder `out`. Returns (trainer, state, info).
 
@@ -180,7 +187,9 @@ def train(
     family: the posterior family of P(theta | G), diag (default) or full;
     model_kwargs: the likelihood's settings, e.g. {"obs_var": 0.1} (models.model_settings; default: the
       model's own, noise variance 0.01 and N(0, 1) weights), recorded in config.json;
-    overrides: training options (presets.TrainConfig) over the preset's.
+    overrides: training options (presets.TrainConfig) over the preset's;
+    recipe: None (the paper's method), or a recipe's name (recipes.RECIPES, e.g. "lingauss", beyond the
+      paper): its options for the data's d over the preset's, `overrides` over both.
 
     Two options bound this invocation only (for time-limited cluster jobs); they do not change
     the result and are not part of the run's identity, so a resumed run may set them differently:
@@ -204,6 +213,7 @@ def train(
         time_limit=time_limit,
         family=family,
         model_kwargs=model_kwargs,
+        recipe=recipe,
     )
     return trainer, states[0], infos[0]
 
@@ -220,6 +230,7 @@ def train_group(
     time_limit=None,
     family=None,
     model_kwargs=None,
+    recipe=None,
 ):
     """Train (or resume) K runs of the same shape in one process: run i on datasets[i] with seeds[i]
     (or one seed for all) in folder outs[i]. Returns (trainer, [state] * K, [info] * K).
@@ -244,8 +255,11 @@ def train_group(
         source = _source_of(data)
         source = os.path.abspath(source) if source else ""
         configs.append(
-            make_config(x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names)
+            make_config(
+                x, model_name, preset, seed, overrides, source, interventions, family, model_kwargs, names, recipe
+            )
         )
+    _warn_budget(recipe, configs[0])
     trainer = build_trainer(configs[0], *arrays[0][:2])
     for run in runs:
         run_folder.create(run)
@@ -266,6 +280,19 @@ def train_group(
         if not infos[i]["finished"]:
             infos[i]["stop_reason"] = "time limit" if out_of_time else "max iterations"
     return trainer, states, infos
+
+
+def _warn_budget(recipe, config):
+    """OptionWarning when a recipe's options run with fewer iterations than they were measured with."""
+    from jspgfn.gflownet.recipes import budget_note
+
+    note = budget_note(recipe, config["num_variables"], config["train_config"]["num_iterations"])
+    if note is not None:
+        import warnings
+
+        from jspgfn.errors import OptionWarning
+
+        warnings.warn(OptionWarning(note), stacklevel=3)
 
 
 def _check_group(datasets, seeds, outs):

@@ -1,0 +1,79 @@
+"""Recipes: named sets of training options, chosen by the number of variables d.
+
+    options = recipe_options("lingauss", d=20, likelihood="lingauss")   -> {option: value}
+
+"paper" (the default) is the paper's method: no option. "lingauss" is beyond the paper: the options measured
+closest to the exact posterior with the linear Gaussian model (diagonal family; ER1 / ER2 data with N=100) at
+d=5, d=10 and d=20 (docs/jspgfn-beyond-d5.md, docs/decisions.md "A recipe for the linear Gaussian model").
+Between those sizes the nearest measured size's options apply. The options a user sets explicitly win over
+a recipe's (train.make_config); the run's config.json records the recipe and every option it set.
+"""
+
+from jspgfn.errors import JspgfnError
+
+# Common to every size: the stop offset (the score of G without theta, added to the stop logit), the
+# trained ELBO of q, a target network for the child's stop, a replay of the last 600 iterations' transitions,
+# three quarters of the exploratory actions by the closed-form score gains, and every 15 iterations the
+# trajectories to graphs next to the sampler's, moved by the closed-form score.
+_COMMON = {
+    "stop_score_offset": 1.0,
+    "theta_elbo": 1.0,
+    "stop_target_tau": 0.1,
+    "replay_capacity": 5000,
+    "explore_score_temperature": 1.0,
+    "explore_score_share": 0.75,
+    "backward_every": 15,
+}
+
+# (largest d, options over the common ones, the size they were measured at)
+_LINGAUSS_BY_SIZE = (
+    # d=5: closed-form offset, backward trajectories in a buffer of their own (complete-DAG mass target 4 of 5)
+    (7, {"stop_score_closed_form": True, "backward_batch": 0.5}, 5),
+    # d=10: closed-form offset, backward trajectories in the replay (edge RMSE 0.040 over ten datasets)
+    (14, {"stop_score_closed_form": True}, 10),
+    # d=20: q's offset (the closed form went to complete DAGs there), a buffer of their own, 15,000 iterations
+    (None, {"stop_score_closed_form": False, "backward_batch": 0.5}, 20),
+)
+
+# the budget the d=20 options were measured with: fewer iterations can end in a dense phase
+LARGE_ITERATIONS = 15_000
+
+RECIPES = ("paper", "lingauss")
+
+
+def recipe_options(name, d, likelihood):
+    """{training option: value} of recipe `name` for d variables (an empty dict for "paper").
+
+    JspgfnError for an unknown recipe, or "lingauss" with another likelihood than lingauss (its options
+    use the model's closed-form score).
+    """
+    if name not in RECIPES:
+        raise JspgfnError(f"unknown recipe {name!r}: choose one of {', '.join(RECIPES)}")
+    if name == "paper":
+        return {}
+    if likelihood != "lingauss":
+        raise JspgfnError(
+            f"the recipe 'lingauss' is for the linear Gaussian model only (its options use the closed-form "
+            f"score), not {likelihood!r}: leave --recipe out, or set options one by one"
+        )
+    for largest, options, _ in _LINGAUSS_BY_SIZE:
+        if largest is None or d <= largest:
+            return {**_COMMON, **options}
+    raise AssertionError("the last size has no bound")
+
+
+def measured_size(d):
+    """The d at which the lingauss recipe's options for d variables were measured."""
+    return next(size for largest, _, size in _LINGAUSS_BY_SIZE if largest is None or d <= largest)
+
+
+def budget_note(name, d, num_iterations):
+    """A one-line warning when the lingauss recipe's large-graph options run with fewer iterations than they
+    were measured with (their runs passed through dense phases before 15,000 iterations), else None."""
+    if name != "lingauss" or measured_size(d) < 20 or num_iterations >= LARGE_ITERATIONS:
+        return None
+    return (
+        f"the recipe 'lingauss' at d={d} was measured with {LARGE_ITERATIONS:,} iterations and its runs passed "
+        f"through dense phases before that; this run has {num_iterations:,} "
+        f"(--set num_iterations={LARGE_ITERATIONS} for the measured budget)"
+    )
