@@ -326,6 +326,26 @@ def test_jspgfn_takes_the_likelihood_settings_as_params(workdir):
     assert not (workdir / "results").exists()
 
 
+def test_a_jspgfn_recipe_reaches_jspgfn_train(workdir):
+    """A JSP-GFN method's recipe (jspgfn-lingauss: the lingauss recipe at the quick training preset) reaches
+    `jspgfn train` as --recipe, before its params; the paper grid runs it on the d=10, d=14 and d=20 linear
+    experiments (15,000 iterations at d=20)."""
+    target = "results/smoke/larger_graphs_linear/runs/jspgfn-lingauss/0/done"
+    result = snakemake(workdir, "-n", "-p", target, "--configfile", "config/smoke.yaml")
+    assert result.returncode == 0, result.stderr
+    train = [line for line in result.stdout.splitlines() if line.startswith("Shell command: jspgfn train ")]
+    assert len(train) == 1 and " --recipe=lingauss " in train[0] and "--preset smoke" in train[0]
+    paper = resolve_methods(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), REGISTRY)
+    long, short = paper["jspgfn-lingauss-long"], paper["jspgfn-lingauss"]
+    assert long["recipe"] == short["recipe"] == "lingauss" and long["preset"] == short["preset"] == "quick"
+    assert long["params"] == {"num_iterations": 15000} and not short.get("params")
+    experiments = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["experiments"]
+    assert "jspgfn-lingauss-long" in experiments["larger_graphs_linear"]["methods"]
+    for eid in ("medium_graphs_d10_er1", "medium_graphs_d10_er2", "medium_graphs_d14_er1", "medium_graphs_d14_er2"):
+        assert "jspgfn-lingauss" in experiments[eid]["methods"]
+    assert not (workdir / "results").exists()
+
+
 def test_train_group_size_trains_an_experiments_datasets_in_one_job(workdir):
     """train_group_size K > 1: the experiment's JSP-GFN datasets are trained K at a time by one
     `jspgfn train DATA... --out RUN...` job, which its sampling jobs wait for; other experiments and the
@@ -502,6 +522,21 @@ def _bad_config(workdir, name, edit):
             "family.yaml",
             lambda c: overlay(c, "b-pc").update(family="full"),
             "methods.b-pc.family: only methods of kind jspgfn have a posterior family",
+        ),
+        (
+            "recipe.yaml",
+            lambda c: overlay(c, "b-pc").update(recipe="lingauss"),
+            "methods.b-pc.recipe: only methods of kind jspgfn have a recipe",
+        ),
+        (
+            "recipe2.yaml",
+            lambda c: overlay(c, "jspgfn-mlp").update(recipe="lingauss"),
+            "methods.jspgfn-mlp.recipe: the recipe 'lingauss' is for the linear Gaussian model only",
+        ),
+        (
+            "recipe3.yaml",
+            lambda c: overlay(c, "jspgfn-diag").update(recipe="fast"),
+            "methods.jspgfn-diag.recipe: 'fast' is not one of ['paper', 'lingauss', None]",
         ),
         (
             "option.yaml",

@@ -5,7 +5,7 @@ Two sources, read as files (nothing of the jspgfn-baselines package is imported)
   config/methods.yaml          JSP-GFN's configurations and the variants of a baseline (another
                                likelihood, prior or budget of the folder named by `name`)
 An entry holds the keys of a config's `methods.<id>` (workflow/schemas/config.schema.yaml) that hold
-in every preset (kind, name, likelihood, family, display_name, params, num_samples, threads, mem_mb,
+in every preset (kind, name, likelihood, family, recipe, display_name, params, num_samples, threads, mem_mb,
 runtime), and the registry's own keys (ENTRY_KEYS):
   budgets          {preset: what differs in that preset}, over the keys above (`params` key by key)
   order            its place in tables and figures (the paper's order); names without one come last

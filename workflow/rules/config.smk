@@ -229,6 +229,8 @@ def _check_baseline(mid, method):
     where = ["methods", mid]
     if method["family"] is not None:
         config_error(where + ["family"], "only methods of kind jspgfn have a posterior family")
+    if method["recipe"] is not None:
+        config_error(where + ["recipe"], "only methods of kind jspgfn have a recipe")
     if method["name"] is None:
         method["name"] = mid
     else:
@@ -256,6 +258,13 @@ def _check_jspgfn(mid, method):
 
     if method["name"] is not None:
         config_error(["methods", mid, "name"], "only methods of kind baseline have a name")
+    if method["recipe"] is not None:
+        from jspgfn.gflownet.recipes import recipe_options
+
+        try:
+            recipe_options(method["recipe"], 1, method["likelihood"])  # the options do not depend on d here
+        except JspgfnError as exc:
+            config_error(["methods", mid, "recipe"], str(exc))
     for key, value in method["params"].items():
         if key in SETTING_NAMES:
             try:

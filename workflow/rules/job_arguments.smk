@@ -26,6 +26,11 @@ def method_env(wildcards):
     return registry().specs[entry["name"]]["environment_file"]
 
 
+def recipe_args(method):
+    """`--recipe=NAME` of a JSP-GFN method with a recipe (one list item), else no item."""
+    return [] if method.get("recipe") is None else [f"--recipe={method['recipe']}"]
+
+
 def param_args(params):
     """--param=KEY=VALUE options (values as JSON, which the CLI parses as YAML), one list item each:
     the shell command quotes each with {params.extra:q}."""

@@ -2,8 +2,9 @@
 # (e.g. jspgfn-diag: likelihood lingauss, family diag; jspgfn-full: family full).
 # The run folder is a working directory, not an output: Snakemake does not delete it when
 # a job is killed, so re-running the job resumes from its last checkpoint. The dataset's
-# seed is the training seed. `params` become `--param KEY=VALUE`: training options, and the
-# likelihood's settings (obs_var, prior_var, hidden, ...) as for the baselines. The training
+# seed is the training seed. A method's `recipe` becomes `--recipe=NAME`; its `params` become
+# `--param KEY=VALUE`: training options (over the recipe's), and the likelihood's settings
+# (obs_var, prior_var, hidden, ...) as for the baselines. The training
 # log is appended to, so a resumed run keeps the history of the attempts before it. An experiment with
 # log_pt.enabled also estimates log P_T(G, theta) of every sample (Figure 3c). An experiment with
 # train_group_size K > 1 trains its datasets K at a time in one job (jspgfn_train_group: `jspgfn train
@@ -33,7 +34,7 @@ rule jspgfn_train:
         likelihood=lambda w: method(w)["likelihood"],
         family=lambda w: method(w)["family"],
         preset=lambda w: method(w)["preset"],
-        extra=lambda w: param_args(method(w)["params"]),
+        extra=lambda w: recipe_args(method(w)) + param_args(method(w)["params"]),
     shell:
         "jspgfn train {input.data:q} --model {params.likelihood:q} --family {params.family:q}"
         " --preset {params.preset:q} --seed {wildcards.dataset:q} {params.extra:q} --no-progress"
@@ -64,7 +65,7 @@ rule jspgfn_train_group:
         likelihood=lambda w: method(w)["likelihood"],
         family=lambda w: method(w)["family"],
         preset=lambda w: method(w)["preset"],
-        extra=lambda w: param_args(method(w)["params"]),
+        extra=lambda w: recipe_args(method(w)) + param_args(method(w)["params"]),
     shell:
         "jspgfn train {input.data:q} --model {params.likelihood:q} --family {params.family:q}"
         " --preset {params.preset:q} --seed {params.seeds:q} {params.extra:q} --no-progress"
