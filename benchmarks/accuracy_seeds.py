@@ -14,6 +14,8 @@ The runs are the library's group of runs (RunGroup, as `jspgfn train DATA... --o
 
   .venv/bin/python benchmarks/accuracy_seeds.py /tmp/w/d10er1/0=/tmp/w/d10er1/exact0.npz ... \
       --seeds 0 1 --eval-at 15000 30000 [--set stop_target_tau=0.1] [--json OUT.json] [--classes]
+
+--recipe lingauss trains with the options of `jspgfn train --recipe lingauss` for the datasets' d (--set over them).
 """
 
 import argparse
@@ -32,6 +34,7 @@ from jspgfn.dataset import load_dataset  # noqa: E402
 from jspgfn.gflownet.cli import parse_value  # noqa: E402
 from jspgfn.gflownet.core import Trainer  # noqa: E402
 from jspgfn.gflownet.presets import get_preset  # noqa: E402
+from jspgfn.gflownet.recipes import RECIPES, recipe_options  # noqa: E402
 from jspgfn.gflownet.sample import sample_graphs  # noqa: E402
 from jspgfn.gflownet.train import RunGroup, enable_compilation_cache, resolve_model  # noqa: E402
 from jspgfn.models import get_graph_prior, get_model  # noqa: E402
@@ -66,11 +69,11 @@ def main(argv=None, trainer_class=Trainer):
     parser.add_argument("--eval-at", type=int, nargs="+", default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write every row here")
     parser.add_argument("--classes", action="store_true", help="expected edges by class of edge, run and exact")
+    parser.add_argument("--recipe", choices=RECIPES, default=None, help="jspgfn train --recipe's options, for d")
     args = parser.parse_args(argv)
     enable_compilation_cache()
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.set)}
     eval_at = sorted(set(args.eval_at or [get_preset(args.preset).num_iterations]))
-    cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})  # schedules span the last point
     likelihood, family = resolve_model(args.model)
     model = get_model(likelihood)
 
@@ -87,6 +90,9 @@ def main(argv=None, trainer_class=Trainer):
     if len(shapes) != 1:
         sys.exit(f"accuracy_seeds.py: every dataset must have the same shape (N, d), got {sorted(shapes)}")
     d = datas[0].shape[1]
+    if args.recipe is not None:
+        overrides = {**recipe_options(args.recipe, d, likelihood), **overrides}
+    cfg = get_preset(args.preset, **{"num_iterations": eval_at[-1], **overrides})  # schedules span the last point
     trainer = trainer_class(cfg, model, get_graph_prior(cfg.graph_prior, d), family, datas[0])
     runs = [(i, seed) for i in range(len(names)) for seed in args.seeds]
     states = [trainer.init(seed, datas[i]) for i, seed in runs]
@@ -94,7 +100,7 @@ def main(argv=None, trainer_class=Trainer):
     print(
         f"# device={jax.devices()[0].device_kind} jax={jax.__version__} cores={os.cpu_count()} "
         f"load={os.getloadavg()[0]:.2f} preset={args.preset} model={args.model} runs={len(runs)} "
-        f"num_iterations={cfg.num_iterations} overrides={overrides}",
+        f"num_iterations={cfg.num_iterations} recipe={args.recipe} overrides={overrides}",
         flush=True,
     )
     print("dataset  seed  iter  train_s  edge_rmse  pearson  edges  exact_edges", flush=True)
