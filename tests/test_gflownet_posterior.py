@@ -51,19 +51,22 @@ def exact_edge_marginals(x, obs_var=0.01, prior_var=1.0):
     return np.einsum("m,mij->ij", p, graphs)
 
 
-@pytest.mark.slow  # both cases (under a minute each here); -m "not slow" skips them
-@pytest.mark.parametrize("objective", ["correct", "flipped_pb"])
+@pytest.mark.slow  # every case under a minute here; -m "not slow" skips them
+@pytest.mark.parametrize("objective", ["correct", "flipped_pb", "lingauss_recipe"])
 def test_edge_marginals_match_exact_posterior(tmp_path, monkeypatch, objective):
-    """The paper's objective matches the exact marginals; with log P_B(G | G') of the wrong sign
-    (negative control) the same run must not. The loss looks uniform_log_pb up in its module when
-    the training step is traced, and the patched program has another HLO (so JAX's persistent
-    compilation cache cannot serve the correct one)."""
+    """The paper's objective matches the exact marginals, and so does the lingauss recipe's (its options for d=3,
+    beyond the paper, over the same budget); with log P_B(G | G') of the wrong sign (negative control) the same run
+    must not. The loss looks uniform_log_pb up in its module when the training step is traced, and the patched
+    program has another HLO (so JAX's persistent compilation cache cannot serve the correct one)."""
     if objective == "flipped_pb":
         correct = losslib.uniform_log_pb
         monkeypatch.setattr(losslib, "uniform_log_pb", lambda num_edges_next: -correct(num_edges_next))
     ds = generate("er1", "linear", 3, 20, 10, 2)
     exact = exact_edge_marginals(ds.train)
-    trainer, state, _ = train(ds, "lingauss-diag", "quick", 0, tmp_path / "run", overrides=CONFIG, progress=False)
+    recipe = "lingauss" if objective == "lingauss_recipe" else None
+    trainer, state, _ = train(
+        ds, "lingauss-diag", "quick", 0, tmp_path / "run", overrides=CONFIG, progress=False, recipe=recipe
+    )
     graphs = sample_graphs(trainer.network.apply, state.params, jax.random.PRNGKey(0), 3000, 3)
     approx = graphs.mean(axis=0)
     err = np.abs(approx - exact).max()
@@ -71,7 +74,7 @@ def test_edge_marginals_match_exact_posterior(tmp_path, monkeypatch, objective):
         f"{objective}: exact {np.round(exact, 3).tolist()}\napprox {np.round(approx, 3).tolist()}\n"
         f"max error {err:.3f} (tolerance {TOLERANCE})"
     )
-    if objective == "correct":
+    if objective != "flipped_pb":
         assert err < TOLERANCE
     else:
         assert err > TOLERANCE, "the flipped backward term went undetected"
