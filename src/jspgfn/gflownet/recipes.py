@@ -4,8 +4,8 @@
 
 "paper" (the default) is the paper's method: no option. "lingauss" is beyond the paper: the options measured
 closest to the exact posterior with the linear Gaussian model (diagonal family; ER1 / ER2 data with N=100) at
-d=5, d=10 and d=20 (docs/jspgfn-beyond-d5.md, docs/decisions.md "A recipe for the linear Gaussian model").
-Between those sizes the nearest measured size's options apply. The options a user sets explicitly win over
+d=5, 10, 15 and 20 (docs/jspgfn-beyond-d5.md, docs/decisions.md "A recipe for the linear Gaussian model").
+At the sizes between, the options of the range they fall in apply (the bounds are not measured). The options a user sets explicitly win over
 a recipe's (train.make_config); the run's config.json records the recipe and every option it set.
 """
 
@@ -31,7 +31,8 @@ _LINGAUSS_BY_SIZE = (
     (7, {"stop_score_closed_form": True, "backward_batch": 0.5}, 5),
     # d=10: closed-form offset, backward trajectories in the replay (edge RMSE 0.040 over ten datasets)
     (14, {"stop_score_closed_form": True}, 10),
-    # d=20: q's offset (the closed form went to complete DAGs there), a buffer of their own, 15,000 iterations
+    # d=20: q's offset (the closed form went to complete DAGs there; at d=15 it was behind q's on two datasets), a
+    # buffer of their own, 15,000 iterations
     (None, {"stop_score_closed_form": False, "backward_batch": 0.5}, 20),
 )
 
