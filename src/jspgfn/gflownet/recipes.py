@@ -5,8 +5,9 @@
 "paper" (the default) is the paper's method: no option. "lingauss" is beyond the paper: the options measured
 closest to the exact posterior with the linear Gaussian model (diagonal family; ER1 / ER2 data with N=100) at
 d=5, 10, 15 and 20 (docs/jspgfn-beyond-d5.md, docs/decisions.md "A recipe for the linear Gaussian model").
-At the sizes between, the options of the range they fall in apply (the bounds are not measured). The options a user sets explicitly win over
-a recipe's (train.make_config); the run's config.json records the recipe and every option it set.
+At the sizes between, the options of the range they fall in apply (the bounds are not measured). The options a
+user sets explicitly win over a recipe's (train.make_config); the run's config.json records the recipe and every
+option it set.
 """
 
 from jspgfn.errors import JspgfnError
