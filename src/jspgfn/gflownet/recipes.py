@@ -58,15 +58,17 @@ def recipe_options(name, d, likelihood):
             f"the recipe 'lingauss' is for the linear Gaussian model only (its options use the closed-form "
             f"score), not {likelihood!r}: leave --recipe out, or set options one by one"
         )
-    for largest, options, _ in _LINGAUSS_BY_SIZE:
-        if largest is None or d <= largest:
-            return {**_COMMON, **options}
-    raise AssertionError("the last size has no bound")
+    return {**_COMMON, **_size_range(d)[1]}
+
+
+def _size_range(d):
+    """The row of _LINGAUSS_BY_SIZE whose range holds d variables."""
+    return next(row for row in _LINGAUSS_BY_SIZE if row[0] is None or d <= row[0])
 
 
 def measured_size(d):
     """The d at which the lingauss recipe's options for d variables were measured."""
-    return next(size for largest, _, size in _LINGAUSS_BY_SIZE if largest is None or d <= largest)
+    return _size_range(d)[2]
 
 
 def budget_note(name, d, num_iterations):
