@@ -328,8 +328,8 @@ def test_jspgfn_takes_the_likelihood_settings_as_params(workdir):
 
 def test_a_jspgfn_recipe_reaches_jspgfn_train(workdir):
     """A JSP-GFN method's recipe (jspgfn-lingauss: the lingauss recipe at the quick training preset) reaches
-    `jspgfn train` as --recipe, before its params; the paper grid runs it on the d=10, d=14 and d=20 linear
-    experiments (15,000 iterations at d=20)."""
+    `jspgfn train` as --recipe, before its params; the paper grid runs it with 15,000 iterations
+    (jspgfn-lingauss-long) on the d=10, d=14 and d=20 linear experiments."""
     target = "results/smoke/larger_graphs_linear/runs/jspgfn-lingauss/0/done"
     result = snakemake(workdir, "-n", "-p", target, "--configfile", "config/smoke.yaml")
     assert result.returncode == 0, result.stderr
@@ -340,9 +340,8 @@ def test_a_jspgfn_recipe_reaches_jspgfn_train(workdir):
     assert long["recipe"] == short["recipe"] == "lingauss" and long["preset"] == short["preset"] == "quick"
     assert long["params"] == {"num_iterations": 15000} and not short.get("params")
     experiments = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["experiments"]
-    assert "jspgfn-lingauss-long" in experiments["larger_graphs_linear"]["methods"]
-    for eid in ("medium_graphs_d10_er1", "medium_graphs_d10_er2", "medium_graphs_d14_er1", "medium_graphs_d14_er2"):
-        assert "jspgfn-lingauss" in experiments[eid]["methods"]
+    linear = ("larger_graphs_linear", *(f"medium_graphs_d{d}_er{k}" for d in (10, 14) for k in (1, 2)))
+    assert all("jspgfn-lingauss-long" in experiments[eid]["methods"] for eid in linear)
     assert not (workdir / "results").exists()
 
 
