@@ -21,6 +21,7 @@ from jspgfn.gflownet import closed_form, local_search, policy, score_exploration
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import replay as replaylib
 from jspgfn.gflownet import trajectories as trajlib
+from jspgfn.gflownet.last_step import LastStepNetwork
 from jspgfn.gflownet.loss import LossConfig, subtb_loss, trajectory_loss
 from jspgfn.gflownet.networks import NetConfig, make_network
 from jspgfn.gflownet.score_offset import ScoreOffsetNetwork
@@ -121,6 +122,18 @@ class Trainer:
                 f"backward_every is for the linear Gaussian model only, not {type(self.model).__name__} "
                 "(its local moves need the closed-form marginal likelihood)"
             )
+        if self.cfg.last_step_closed_form:
+            if type(self.model) is not LinearGaussian:
+                raise JspgfnError(
+                    f"last_step_closed_form is for the linear Gaussian model only, not {type(self.model).__name__} "
+                    "(it needs the closed-form marginal likelihood)"
+                )
+            d = self.data.shape[1]
+            if self.cfg.max_parents is not None and self.cfg.max_parents < d - 1:
+                raise JspgfnError(
+                    f"last_step_closed_form needs no parent limit (max_parents {self.cfg.max_parents} < d - 1 = "
+                    f"{d - 1}): with a limit, the states that can only grow into forced stops are others"
+                )
         if self.cfg.explore_score_temperature > 0 and type(self.model) is not LinearGaussian:
             raise JspgfnError(
                 f"explore_score_temperature is for the linear Gaussian model only, not {type(self.model).__name__} "
@@ -130,18 +143,21 @@ class Trainer:
     @functools.cached_property
     def network(self):
         """The policy network; with stop_score_offset > 0 its stop logit reads the trainer's data
-        (score_offset.ScoreOffsetNetwork, beyond the paper)."""
+        (score_offset.ScoreOffsetNetwork), with last_step_closed_form its logits one edge short of the complete DAG
+        do (last_step.LastStepNetwork); both beyond the paper."""
         network = make_network(net_config(self.cfg, self.family), self.params_per_node)
         if self.cfg.stop_score_offset > 0:
             weight, closed = self.cfg.stop_score_offset, self.cfg.stop_score_closed_form
             args = (self.model, self.graph_prior, weight, self.data, self.interventions, closed)
-            return ScoreOffsetNetwork(network, *args)
+            network = ScoreOffsetNetwork(network, *args)
+        if self.cfg.last_step_closed_form:
+            network = LastStepNetwork(network, self.model, self.graph_prior, self.data, self.interventions)
         return network
 
     def network_on(self, data, interventions):
         """The network for a run on `data` float [N, d] (interventions [N, d] or None; may be traced): the
-        network itself, or with stop_score_offset its copy whose stop logit reads that data."""
-        if self.cfg.stop_score_offset > 0:
+        network itself, or where it reads data (stop_score_offset, last_step_closed_form) its copy on that data."""
+        if hasattr(self.network, "on_data"):
             return self.network.on_data(data, interventions)
         return self.network
 

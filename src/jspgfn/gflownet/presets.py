@@ -75,6 +75,8 @@ class TrainConfig:
     stop_score_offset: float = 0.0
     # with stop_score_offset: the offset from the closed-form log P(D | G) + log P(G), not q's; beyond the paper
     stop_score_closed_form: bool = False
+    # the exact policy at the states one edge short of the complete DAG (last_step.py); beyond the paper
+    last_step_closed_form: bool = False
     noise_pool: int = 4  # theta noise from a shared pool of 4*S draws with random signs (0: i.i.d.)
     # theta_s, theta'_s share their noise: the pairs (s, s) train the structure (beyond the paper)
     shared_theta_noise: bool = False

@@ -6,8 +6,8 @@ The run folder holds
   checkpoint.npz    TrainState (params, optimiser state, environments, replay buffer,
                     RNG key, iteration) + info (iteration, wall seconds); written
                     atomically every `checkpoint_every_seconds` and at the end
-  train_data.npz    the training data (x, interventions), only with stop_score_offset, whose stop logit
-                    reads it when the run samples
+  train_data.npz    the training data (x, interventions), only where the network reads it when the run
+                    samples (stop_score_offset, last_step_closed_form: network_reads_data)
   metrics.jsonl     one line per dispatch (iteration, loss, mean |delta| and delta, penalty / neg_elbo terms,
                     iterations/s)
   train.lock        held by the `jspgfn train` working on the folder (runlock.py): a second trainer,
@@ -59,7 +59,7 @@ def start_or_resume(run, trainer, config, seed, data=None, interventions=None):
     """(state, info) of the run in folder `run`: from checkpoint.npz when there is one (config must be
     the same run's), else trainer.init(seed) with info iteration 0. data float [N, d] (and interventions):
     the run's, where it is not the trainer's own (a run of a group). Writes config.json (and
-    provenance.json for a new run; train_data.npz with stop_score_offset) and drops the lines of
+    provenance.json for a new run; train_data.npz where the network reads it) and drops the lines of
     metrics.jsonl past the checkpoint. Call it holding the folder's training lock (runlock.training)."""
     from jspgfn import provenance
     from jspgfn.gflownet import checkpoint
@@ -75,7 +75,7 @@ def start_or_resume(run, trainer, config, seed, data=None, interventions=None):
         state, info = checkpoint.load(run / CHECKPOINT, template)
     else:
         state = trainer.init(seed, data, interventions)
-    if trainer.cfg.stop_score_offset > 0:
+    if network_reads_data(trainer.cfg.to_dict()):
         if data is None:
             data, interventions = trainer.data, trainer.interventions
         write_train_data(run / TRAIN_DATA, data, interventions)
@@ -84,6 +84,13 @@ def start_or_resume(run, trainer, config, seed, data=None, interventions=None):
         atomic.write_json(run / "provenance.json", provenance.provenance())
     trim_metrics(run / METRICS, int(info["iteration"]))
     return state, info
+
+
+def network_reads_data(train_config):
+    """Whether the network of a run with train_config (TrainConfig.to_dict()) reads the training data, when it
+    trains and when it samples: with stop_score_offset (its stop logit) or last_step_closed_form (its logits one
+    edge short of the complete DAG)."""
+    return train_config.get("stop_score_offset", 0) > 0 or bool(train_config.get("last_step_closed_form", False))
 
 
 def write_train_data(path, x, interventions=None):
@@ -101,7 +108,7 @@ def read_train_data(run, config):
     from jspgfn.dataset import data_fingerprint
 
     path = Path(run) / TRAIN_DATA
-    why = "the run's stop logit reads its training data (stop_score_offset)"
+    why = "the run's network reads its training data (stop_score_offset or last_step_closed_form)"
     if not path.is_file():
         raise DataError(path, f"missing: {why}; {SAMPLE_ADVICE}")
     try:

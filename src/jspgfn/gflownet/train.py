@@ -459,7 +459,8 @@ def _train_until(group, infos, runs, target, deadline, progress):
 
 def load_run(run_dir):
     """(trainer, state, info, config) of a run folder, for sampling: the trainer holds zeros of the data's shape
-    (sampling reads no data), or with stop_score_offset the training data of train_data.npz."""
+    (sampling reads no data), or where the network reads it (run_folder.network_reads_data) the training data of
+    train_data.npz."""
     from jspgfn.gflownet import checkpoint
 
     run = Path(run_dir)
@@ -467,7 +468,7 @@ def load_run(run_dir):
     if not (run / CONFIG).is_file() or not (run / CHECKPOINT).is_file():
         raise JspgfnError(f"{run}: not a JSP-GFN run folder (needs {CONFIG} and {CHECKPOINT}; run `jspgfn train`)")
     config = with_family(read_config(run, SAMPLE_ADVICE))
-    if config["train_config"].get("stop_score_offset", 0) > 0:
+    if run_folder.network_reads_data(config["train_config"]):
         x, interventions = run_folder.read_train_data(run, config)
     else:
         x = np.zeros((config["num_rows"], config["num_variables"]), np.float32)  # shapes only
