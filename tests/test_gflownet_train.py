@@ -480,3 +480,30 @@ def test_likelihood_settings_are_options_recorded_and_checked(data_dir, tmp_path
     assert cli_main(["sample", str(run), "--num", "4", "--out", str(tmp_path / "t.npz")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "config.json" in err and "obs_var=0: must be > 0" in err, err
+
+
+def test_onpolicy_envs_act_with_the_policy_alone(data_dir, tmp_path):
+    """onpolicy_envs (beyond the paper): with epsilon 1 the first k environments draw the policy's actions (the same
+    draws as epsilon 0 with the same key), the others the exploration's; a statistical test on 4,000 environments at
+    the empty graph that the on-policy ones stop at the policy's rate, not the uniform exploration's; the option's
+    checks."""
+    from scipy import stats
+
+    options = {**TINY, "onpolicy_envs": 2}
+    trainer, a, _ = train(data_dir, "lingauss-diag", "smoke", 0, tmp_path / "a", overrides=options, progress=False)
+    d = trainer.num_variables
+    env = envlib.reset(4000, d)
+    key = jax.random.PRNGKey(3)
+    many = dataclasses.replace(trainer, cfg=trainer.cfg.replace(num_envs=4000, onpolicy_envs=3000))
+    plain = dataclasses.replace(trainer, cfg=trainer.cfg.replace(num_envs=4000, onpolicy_envs=0))
+    mixed = np.asarray(many.act(a.params, env, key, 1.0))
+    np.testing.assert_array_equal(mixed[:3000], np.asarray(plain.act(a.params, env, key, 0.0))[:3000])
+    np.testing.assert_array_equal(mixed[3000:], np.asarray(plain.act(a.params, env, key, 1.0))[3000:])
+    p_stop = float(jax.nn.sigmoid(trainer.network.apply(a.params, env.adjacency[:1])["stop_logit"][0]))
+    assert abs(p_stop - 1 / (d * (d - 1) + 1)) > 0.1  # the policy's stop differs from the uniform exploration's
+    assert stats.binomtest(int(np.sum(mixed[:3000] == d * d)), 3000, p_stop).pvalue > 1e-3
+    assert stats.binomtest(int(np.sum(mixed[3000:] == d * d)), 1000, p_stop).pvalue < 1e-6
+    with pytest.raises(JspgfnError, match="onpolicy_envs 9 is more than num_envs 8"):
+        get_preset("smoke", num_envs=8, onpolicy_envs=9)
+    with pytest.raises(JspgfnError, match="onpolicy_envs"):
+        get_preset("smoke", onpolicy_envs=-1)

@@ -239,6 +239,8 @@ class Trainer:
         else:
             exploratory = policy.uniform_logits(amask)
         explore = jax.random.bernoulli(k_mix, epsilon, (logp.shape[0],))
+        # onpolicy_envs: the first environments act with the sampler's policy alone (beyond the paper)
+        explore &= jnp.arange(logp.shape[0]) >= self.cfg.onpolicy_envs
         logits = jnp.where(explore[:, None], exploratory, jnp.where(amask, logp, -jnp.inf))
         return jax.random.categorical(k_act, logits).astype(jnp.int32)
 

@@ -44,6 +44,8 @@ class TrainConfig:
     exploration_start: float = 1.0  # epsilon of epsilon-uniform acting at iteration 0
     exploration_end: float = 0.1
     exploration_fraction: float = 0.5  # epsilon reaches exploration_end after this share of the run
+    # the first onpolicy_envs environments act with epsilon 0 throughout, as the sampler does; beyond the paper
+    onpolicy_envs: int = 0
     # exploration (and the prefill) keep the policy's P(stop | G), a uniform edge otherwise; beyond the paper
     explore_policy_stop: bool = False
     # > 0: exploration draws edges by exp(closed-form score gain / T), the stop by 1; linear Gaussian only,
@@ -147,6 +149,8 @@ class TrainConfig:
                         f"training option {name} needs explore_score_temperature > 0 (without it every exploratory "
                         "action is uniform)"
                     )
+        if new.onpolicy_envs > new.num_envs:
+            raise JspgfnError(f"training option onpolicy_envs {new.onpolicy_envs} is more than num_envs {new.num_envs}")
         if new.stop_score_closed_form and new.stop_score_offset == 0:
             raise JspgfnError("training option stop_score_closed_form needs stop_score_offset > 0 (its weight)")
         if new.shared_theta_noise and new.num_theta_samples < 2:
@@ -214,6 +218,7 @@ _RANGES = {
     **dict.fromkeys(
         (
             "prefill",
+            "onpolicy_envs",
             "warmup",
             "noise_pool",
             "penalty",
