@@ -197,6 +197,21 @@ def edge_classes(edge_frequency, graph):
     return tuple(float(edge_frequency[mask].sum()) for mask in edge_class_masks(graph))
 
 
+def replay_sizes(name, buffer):
+    """One line on the edge counts of a buffer's stored states (replay.Replay, or None): what training has seen
+    (forty-third session: at d=20 the sampler at epsilon 0 ran past every state of the replay)."""
+    if buffer is None:
+        return f"# {name}: none"
+    edges = np.asarray(buffer.graphs[: int(buffer.size)]).sum(axis=(-2, -1))
+    if edges.size == 0:
+        return f"# {name}: empty"
+    median, p90, p99 = np.percentile(edges, [50, 90, 99])
+    return (
+        f"# {name}: {edges.size} states, edges median {median:.0f}, 90% {p90:.0f}, 99% {p99:.0f}, "
+        f"max {edges.max()}, share with 100 or more {np.mean(edges >= 100):.3f}"
+    )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", help="a JSP-GFN run folder (jspgfn train --out), linear Gaussian")
@@ -220,6 +235,8 @@ def main(argv=None):
     counts, log_stop, results, choice = audit(apply_fn, state.params, states, [exact, floor])
     (d_ex, m_ex, j_ex), (d_fl, m_fl, j_fl) = results
     print(f"# {args.run} iteration {info['iteration']}: {len(states)} states on {args.num} trajectories")
+    for name, buffer in (("replay", state.replay), ("backward buffer", state.backward)):
+        print(replay_sizes(name, buffer))
     print(
         "edges  states  log_stop  D_exact  m_exact  J_exact  D_floor  m_floor  J_floor  best_gain  P(best)  P(gain<0)"
         "  (means over the states)"

@@ -18,6 +18,11 @@ import jax
 import jax.numpy as jnp
 
 
+def as_float32(x, interventions=None):
+    """(x, interventions) as float32 arrays (interventions may be None): the data a network wrapper reads."""
+    return jnp.asarray(x, jnp.float32), None if interventions is None else jnp.asarray(interventions, jnp.float32)
+
+
 def node_statistics(x, interventions=None):
     """Per-node sufficient statistics of x float [N, d], rows intervened on node j left out of node j's:
     (gram [d, d, d], xty [d, d]) as in conjugate.NodeStatistics (the gains need no yty nor count)."""

@@ -66,8 +66,7 @@ class LastStepNetwork:
 
     def apply(self, params, adjacency, edge_rows=None):
         out = self.base.apply(params, adjacency, edge_rows)
-        x = jnp.asarray(self.x, jnp.float32)
-        inter = None if self.interventions is None else jnp.asarray(self.interventions, jnp.float32)
+        x, inter = closed_form.as_float32(self.x, self.interventions)
         is_last, stop_logit, edge_logits = jax.lax.stop_gradient(
             last_step_logits(self.model, self.graph_prior, x, inter, adjacency)
         )

@@ -70,8 +70,7 @@ class ScoreOffsetNetwork:
 
     def apply(self, params, adjacency, edge_rows=None):
         out = self.base.apply(params, adjacency, edge_rows)
-        x = jnp.asarray(self.x, jnp.float32)
-        inter = None if self.interventions is None else jnp.asarray(self.interventions, jnp.float32)
+        x, inter = closed_form.as_float32(self.x, self.interventions)
         free = theta_free_score(out, adjacency, self.model, self.graph_prior, x, inter)
         empty = empty_score(self.model, self.graph_prior, x, inter)
         if self.closed_form:
