@@ -10,7 +10,10 @@ against P*(stop | G), the exact gain log R(G + e) - log R(G) of the missing edge
 when both can be added), and the exact posterior's marginal of that pair (either direction); then the same flow
 split by whether that gain exceeds log 10 (where the optimal policy itself goes on more often than it stops). Also,
 the 8-edge states that send the most flow into those 9-edge states, with their flow against the optimal. Forty-third
-session, docs/jspgfn-beyond-d5.md.
+session, docs/jspgfn-beyond-d5.md. Forty-fourth session: for each pair the posterior is sure of, the flow through the
+states that lack it by edge count and what they do next (stop, add the pair, go on without it), against the optimal;
+with --residuals S, the loss's mean residual on their transitions (ELBO under the run's q by S theta draws), weighted by
+the sampler's flow: where the loss is not met on the path the leak takes.
 """
 
 import argparse
@@ -33,6 +36,10 @@ def main(argv=None):
     parser.add_argument("run")
     parser.add_argument("data")
     parser.add_argument("--top", type=int, default=8)
+    parser.add_argument(
+        "--residuals", type=int, default=0, metavar="S",
+        help="also the loss's residuals at the states lacking each sure pair, with S theta samples per DAG",
+    )  # fmt: skip
     args = parser.parse_args(argv)
 
     trainer, state, info, _ = load_run(args.run)
@@ -78,6 +85,12 @@ def main(argv=None):
         f"({big.sum()} of {len(last)} states; optimal {opt_onward[big].sum():.3g})"
     )
 
+    sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d)
+    if args.residuals:
+        elbo = elbo_of_every_dag(trainer, state, lattice.graphs, ds.train, args.residuals)
+        print(f"ELBO under q - exact log R over all DAGs: mean {np.mean(elbo - log_r):.2f}, sd {np.std(elbo - log_r):.2f}")
+        sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d)
+
     # the 8-edge parents of the top 9-edge states: flow they send into them
     top = set(last[np.argsort(-onward)[: args.top]].tolist())
     rows = []
@@ -95,6 +108,103 @@ def main(argv=None):
             f"  {into:.2e} ({opt_into:.1e}) | {np.exp(log_flow[g8] - opt_flow[g8]):8.1f} | "
             f"{log_stop[g8]:7.2f} ({opt_stop[g8]:7.2f}) | adds {a // d}->{a % d}"
         )
+
+
+def sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d, sure=0.99):
+    """For each pair the exact posterior joins with probability > `sure`, by edge count k: the flow through the
+    k-edge states that lack it (sampler against optimal), and out of those states the share that stops, that
+    adds the pair (either direction) and that goes on without it (to a (k+1)-edge state still lacking it)."""
+    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)  # [M, d, d]: pair {i, j} present
+    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+        lacking = joined[:, i, j] == 0
+        adds_pair = np.zeros(d * d, bool)
+        adds_pair[[i * d + j, j * d + i]] = True
+        print(f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
+              "out of them: stop, add the pair, go on without it: sampler (optimal)")
+        for k in range(d * (d - 1) // 2 - 1):
+            rows = np.flatnonzero(lacking & (lattice.num_edges == k))
+            if len(rows) == 0:
+                continue
+            parts = []
+            for flow, stop, edges in ((log_flow, log_stop, log_edges), (opt_flow, opt_stop, None)):
+                f = np.exp(flow[rows])
+                if edges is None:  # optimal P*(child | G) = F*(child) P_B(G | child) / F*(G), P_B uniform
+                    child = lattice.children[rows]
+                    ok = child >= 0
+                    c = np.maximum(child, 0)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        move = np.where(ok, np.exp(flow[c] - flow[rows][:, None]) / (k + 1), 0.0)
+                else:
+                    move = np.exp(edges[rows])
+                total = f.sum()
+                to_pair = (f[:, None] * move[:, adds_pair]).sum()
+                on = (f[:, None] * move[:, ~adds_pair]).sum()
+                parts.append((total, (f * np.exp(stop[rows])).sum() / total, to_pair / total, on / total))
+            (t, st, tp, on), (ot, ost, otp, oon) = parts
+            print(f"  {k}: {t:.2e} ({ot:.2e}) | {st:.3f} ({ost:.3f}) | {tp:.3f} ({otp:.3f}) | {on:.2e} ({oon:.2e})")
+
+
+def elbo_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
+    """E_q[log R(G, theta) - log q(theta | G)] for graphs uint8 [M, d, d] on x [N, d] by num_samples draws of the
+    run's q (its network, offsets included): float [M]."""
+    import jax
+    import jax.numpy as jnp
+
+    from jspgfn.gflownet import policy
+    from jspgfn.gflownet.rewards import log_rewards
+
+    data = jnp.asarray(x, jnp.float32)
+
+    @jax.jit
+    def elbo(g, key):
+        out = trainer.network.apply(state.params, g, 0)
+        node_mask = policy.node_mask_of(trainer.model, g)
+        theta = policy.sample_theta(key, out, node_mask, num_samples)
+        log_q = policy.theta_log_prob(out, theta, node_mask)
+        return (log_rewards(trainer.model, trainer.graph_prior, theta, g, data, data.shape[0]) - log_q).mean(axis=1)
+
+    parts = []
+    for start in range(0, len(graphs), chunk):
+        g = graphs[start : start + chunk]
+        padded = np.concatenate([g, np.zeros((chunk - len(g),) + g.shape[1:], g.dtype)])
+        parts.append(np.asarray(elbo(jnp.asarray(padded), jax.random.PRNGKey(start)))[: len(g)])
+    return np.concatenate(parts)
+
+
+def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d, sure=0.99):
+    """For each pair the exact posterior joins with probability > `sure`, by edge count k, at the states lacking it:
+    the mean residual of the loss (its expectation over q: ELBO(G') - ELBO(G) + log P_B + log P(stop | G) - log
+    P_F(G' | G) - log P(stop | G'), the online stops) over the transitions that add the pair and over the others,
+    weighted by the sampler's flow on them (and by the optimal flow); the ELBO's gain less the exact one; log P_F less
+    the optimal one (sampler-weighted)."""
+    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
+    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+        adds_pair = np.zeros(d * d, bool)
+        adds_pair[[i * d + j, j * d + i]] = True
+        print(f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
+              "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal")
+        for k in range(1, d * (d - 1) // 2 - 1):
+            rows = np.flatnonzero((joined[:, i, j] == 0) & (lattice.num_edges == k))
+            child = lattice.children[rows]
+            ok = child >= 0
+            c = np.maximum(child, 0)
+            gain = elbo[c] - elbo[rows][:, None]
+            resid = gain - np.log(k + 1) + log_stop[rows][:, None] - log_edges[rows] - log_stop[c]
+            opt_log_pf = opt_flow[c] - np.log(k + 1) - opt_flow[rows][:, None]
+            with np.errstate(over="ignore", invalid="ignore"):
+                weight = np.where(ok, np.exp(log_flow[rows][:, None] + log_edges[rows]), 0.0)
+                opt_weight = np.where(ok, np.exp(opt_flow[rows][:, None] + opt_log_pf), 0.0)
+            for kind, cols in (("adds it", adds_pair), ("others", ~adds_pair)):
+                m = ok & cols[None, :]
+                w, wo = weight * m, opt_weight * m
+
+                def mean(v, w):
+                    return np.sum(w * np.where(m, v, 0.0)) / max(w.sum(), 1e-300)
+
+                print(
+                    f"  {k} {kind:7s} | {w.sum():.2e} ({wo.sum():.2e}) | {mean(resid, w):6.2f} ({mean(resid, wo):6.2f})"
+                    f" | {mean(gain - (log_r[c] - log_r[rows][:, None]), w):6.2f} | {mean(log_edges[rows] - opt_log_pf, w):6.2f}"
+                )
 
 
 if __name__ == "__main__":
