@@ -88,7 +88,9 @@ def main(argv=None):
     sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d)
     if args.residuals:
         elbo = elbo_of_every_dag(trainer, state, lattice.graphs, ds.train, args.residuals)
-        print(f"ELBO under q - exact log R over all DAGs: mean {np.mean(elbo - log_r):.2f}, sd {np.std(elbo - log_r):.2f}")
+        print(
+            f"ELBO under q - exact log R over all DAGs: mean {np.mean(elbo - log_r):.2f}, sd {np.std(elbo - log_r):.2f}"
+        )
         sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d)
 
     # the 8-edge parents of the top 9-edge states: flow they send into them
@@ -119,8 +121,10 @@ def sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop,
         lacking = joined[:, i, j] == 0
         adds_pair = np.zeros(d * d, bool)
         adds_pair[[i * d + j, j * d + i]] = True
-        print(f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
-              "out of them: stop, add the pair, go on without it: sampler (optimal)")
+        print(
+            f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
+            "out of them: stop, add the pair, go on without it: sampler (optimal)"
+        )
         for k in range(d * (d - 1) // 2 - 1):
             rows = np.flatnonzero(lacking & (lattice.num_edges == k))
             if len(rows) == 0:
@@ -181,8 +185,10 @@ def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edge
     for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
         adds_pair = np.zeros(d * d, bool)
         adds_pair[[i * d + j, j * d + i]] = True
-        print(f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
-              "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal")
+        print(
+            f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
+            "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal"
+        )
         for k in range(1, d * (d - 1) // 2 - 1):
             rows = np.flatnonzero((joined[:, i, j] == 0) & (lattice.num_edges == k))
             child = lattice.children[rows]
