@@ -204,12 +204,13 @@ def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edge
                 m = ok & cols[None, :]
                 w, wo = weight * m, opt_weight * m
 
-                def mean(v, w):
+                def mean(v, w, m=m):
                     return np.sum(w * np.where(m, v, 0.0)) / max(w.sum(), 1e-300)
 
+                exact_gain = log_r[c] - log_r[rows][:, None]
                 print(
                     f"  {k} {kind:7s} | {w.sum():.2e} ({wo.sum():.2e}) | {mean(resid, w):6.2f} ({mean(resid, wo):6.2f})"
-                    f" | {mean(gain - (log_r[c] - log_r[rows][:, None]), w):6.2f} | {mean(log_edges[rows] - opt_log_pf, w):6.2f}"
+                    f" | {mean(gain - exact_gain, w):6.2f} | {mean(log_edges[rows] - opt_log_pf, w):6.2f}"
                 )
 
 
