@@ -13,7 +13,8 @@ the 8-edge states that send the most flow into those 9-edge states, with their f
 session, docs/jspgfn-beyond-d5.md. Forty-fourth session: for each pair the posterior is sure of, the flow through the
 states that lack it by edge count and what they do next (stop, add the pair, go on without it), against the optimal;
 with --residuals S, the loss's mean residual on their transitions (ELBO under the run's q by S theta draws), weighted by
-the sampler's flow: where the loss is not met on the path the leak takes.
+the sampler's flow: where the loss is not met on the path the leak takes, and the theta noise of those residuals (its
+SD, and how far the Huber loss's fit sits from the mean).
 """
 
 import argparse
@@ -87,11 +88,12 @@ def main(argv=None):
 
     sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d)
     if args.residuals:
-        elbo = elbo_of_every_dag(trainer, state, lattice.graphs, ds.train, args.residuals)
-        print(
-            f"ELBO under q - exact log R over all DAGs: mean {np.mean(elbo - log_r):.2f}, sd {np.std(elbo - log_r):.2f}"
-        )
+        draws = elbo_draws_of_every_dag(trainer, state, lattice.graphs, ds.train, args.residuals)
+        elbo = draws.mean(axis=1)
+        gap = elbo - log_r
+        print(f"ELBO under q - exact log R over all DAGs: mean {np.mean(gap):.2f}, sd {np.std(gap):.2f}")
         sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d)
+        theta_noise(lattice, pair, draws, log_flow, log_edges, d)
 
     # the 8-edge parents of the top 9-edge states: flow they send into them
     top = set(last[np.argsort(-onward)[: args.top]].tolist())
@@ -148,9 +150,9 @@ def sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop,
             print(f"  {k}: {t:.2e} ({ot:.2e}) | {st:.3f} ({ost:.3f}) | {tp:.3f} ({otp:.3f}) | {on:.2e} ({oon:.2e})")
 
 
-def elbo_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
-    """E_q[log R(G, theta) - log q(theta | G)] for graphs uint8 [M, d, d] on x [N, d] by num_samples draws of the
-    run's q (its network, offsets included): float [M]."""
+def elbo_draws_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
+    """log R(G, theta) - log q(theta | G) for num_samples draws theta ~ q(. | G) of the run's q (its network, offsets
+    included), for graphs uint8 [M, d, d] on x [N, d]: float [M, S]; their mean is the ELBO."""
     import jax
     import jax.numpy as jnp
 
@@ -165,7 +167,7 @@ def elbo_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
         node_mask = policy.node_mask_of(trainer.model, g)
         theta = policy.sample_theta(key, out, node_mask, num_samples)
         log_q = policy.theta_log_prob(out, theta, node_mask)
-        return (log_rewards(trainer.model, trainer.graph_prior, theta, g, data, data.shape[0]) - log_q).mean(axis=1)
+        return log_rewards(trainer.model, trainer.graph_prior, theta, g, data, data.shape[0]) - log_q
 
     parts = []
     for start in range(0, len(graphs), chunk):
@@ -212,6 +214,41 @@ def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edge
                     f"  {k} {kind:7s} | {w.sum():.2e} ({wo.sum():.2e}) | {mean(resid, w):6.2f} ({mean(resid, wo):6.2f})"
                     f" | {mean(gain - exact_gain, w):6.2f} | {mean(log_edges[rows] - opt_log_pf, w):6.2f}"
                 )
+
+
+def huber_location(values, delta=1.0):
+    """The constant c that minimises mean Huber_delta(values - c) (bisection on its derivative)."""
+    low, high = values.min(), values.max()
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        if np.mean(np.clip(values - mid, -delta, delta)) > 0:
+            low = mid
+        else:
+            high = mid
+    return 0.5 * (low + high)
+
+
+def theta_noise(lattice, pair, draws, log_flow, log_edges, d, top=8, sure=0.99):
+    """For each sure pair, by edge count, the `top` transitions by the sampler's flow among those that do not add
+    it, from states lacking it: the theta noise of their residual over all S x S draws (as the loss pairs them), its
+    SD, and the Huber(1) location less the mean (what the loss's fit is pulled by, beyond the mean)."""
+    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
+    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+        print(
+            f"pair {i}-{j}: theta noise of the residual, top {top} transitions by flow not adding it: SD | Huber - mean"
+        )
+        for k in range(1, d * (d - 1) // 2 - 1):
+            rows = np.flatnonzero((joined[:, i, j] == 0) & (lattice.num_edges == k))
+            flow = log_flow[rows][:, None] + log_edges[rows]
+            flow[:, [i * d + j, j * d + i]] = -np.inf
+            flow[lattice.children[rows] < 0] = -np.inf
+            best = np.argsort(-flow, axis=None)[:top]
+            sds, offsets = [], []
+            for r, a in zip(*np.unravel_index(best, flow.shape)):
+                noise = (draws[lattice.children[rows[r], a]][None, :] - draws[rows[r]][:, None]).ravel()
+                sds.append(noise.std())
+                offsets.append(huber_location(noise) - noise.mean())
+            print(f"  {k}: {np.mean(sds):5.2f} | {np.mean(offsets):6.3f} (largest {np.max(np.abs(offsets)):.3f})")
 
 
 if __name__ == "__main__":
