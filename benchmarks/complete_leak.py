@@ -11,10 +11,11 @@ when both can be added), and the exact posterior's marginal of that pair (either
 split by whether that gain exceeds log 10 (where the optimal policy itself goes on more often than it stops). Also,
 the 8-edge states that send the most flow into those 9-edge states, with their flow against the optimal. Forty-third
 session, docs/jspgfn-beyond-d5.md. Forty-fourth session: for each pair the posterior is sure of, the flow through the
-states that lack it by edge count and what they do next (stop, add the pair, go on without it), against the optimal;
-with --residuals S, the loss's mean residual on their transitions (ELBO under the run's q by S theta draws), weighted by
-the sampler's flow: where the loss is not met on the path the leak takes, and the theta noise of those residuals (its
-SD, and how far the Huber loss's fit sits from the mean).
+states that lack it by edge count and what they do next (stop, add the pair, go on without it), against the optimal,
+and the transitions from such states in the run's buffers; with --residuals S, the loss's mean residual on their
+transitions (ELBO under the run's q by S theta draws), weighted by the sampler's flow (where the loss is not met on
+the path the leak takes), and the theta noise of those residuals (its SD, and how far the Huber loss's fit sits from
+the mean).
 """
 
 import argparse
@@ -87,6 +88,7 @@ def main(argv=None):
     )
 
     sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d)
+    buffer_counts(state, pair, d)
     if args.residuals:
         draws = elbo_draws_of_every_dag(trainer, state, lattice.graphs, ds.train, args.residuals)
         elbo = draws.mean(axis=1)
@@ -148,6 +150,28 @@ def sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop,
                 parts.append((total, (f * np.exp(stop[rows])).sum() / total, to_pair / total, on / total))
             (t, st, tp, on), (ot, ost, otp, oon) = parts
             print(f"  {k}: {t:.2e} ({ot:.2e}) | {st:.3f} ({ost:.3f}) | {tp:.3f} ({otp:.3f}) | {on:.2e} ({oon:.2e})")
+
+
+def buffer_counts(state, pair, d, sure=0.99):
+    """For each pair the exact posterior is sure of, the transitions from states lacking it at 5 edges or more in
+    the run's replay and (with backward_batch) its backward trajectories' buffer: by edge count, how many (and how
+    many of them add the pair)."""
+    buffers = {"replay": state.replay, "backward buffer": getattr(state, "backward", None)}
+    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+        for name, buffer in buffers.items():
+            if buffer is None:
+                continue
+            size = int(buffer.size)
+            graphs = np.asarray(buffer.graphs[:size]).astype(int)
+            actions = np.asarray(buffer.actions[:size])
+            edges = graphs.sum(axis=(1, 2))
+            lacking = graphs[:, i, j] + graphs[:, j, i] == 0
+            adds = (actions == i * d + j) | (actions == j * d + i)
+            counts = ", ".join(
+                f"{k}: {np.sum(lacking & (edges == k))} ({np.sum(lacking & adds & (edges == k))})"
+                for k in range(5, d * (d - 1) // 2)
+            )
+            print(f"pair {i}-{j}, {name} ({size} transitions), from states lacking it by edges (adding it): {counts}")
 
 
 def elbo_draws_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
