@@ -87,14 +87,16 @@ def main(argv=None):
         f"({big.sum()} of {len(last)} states; optimal {opt_onward[big].sum():.3g})"
     )
 
-    sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d)
+    print_sure_pair_levels(sure_pair_levels(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d), pair)
     buffer_counts(state, pair, d)
     if args.residuals:
         draws = elbo_draws_of_every_dag(trainer, state, lattice.graphs, ds.train, args.residuals)
         elbo = draws.mean(axis=1)
         gap = elbo - log_r
         print(f"ELBO under q - exact log R over all DAGs: mean {np.mean(gap):.2f}, sd {np.std(gap):.2f}")
-        sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d)
+        print_sure_pair_residuals(
+            sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d)
+        )
         theta_noise(lattice, pair, draws, log_flow, log_edges, d)
 
     # the 8-edge parents of the top 9-edge states: flow they send into them
@@ -116,19 +118,17 @@ def main(argv=None):
         )
 
 
-def sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d, sure=0.99):
+def sure_pair_levels(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d, sure=0.99):
     """For each pair the exact posterior joins with probability > `sure`, by edge count k: the flow through the
-    k-edge states that lack it (sampler against optimal), and out of those states the share that stops, that
-    adds the pair (either direction) and that goes on without it (to a (k+1)-edge state still lacking it)."""
+    k-edge states that lack it, and out of those states the share that stops, that adds the pair (either direction)
+    and that goes on without it (to a (k+1)-edge state still lacking it). Returns rows ((i, j), k, sampler's
+    (flow, stop, add, on), optimal's (flow, stop, add, on))."""
     joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)  # [M, d, d]: pair {i, j} present
+    rows_out = []
     for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
         lacking = joined[:, i, j] == 0
         adds_pair = np.zeros(d * d, bool)
         adds_pair[[i * d + j, j * d + i]] = True
-        print(
-            f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
-            "out of them: stop, add the pair, go on without it: sampler (optimal)"
-        )
         for k in range(d * (d - 1) // 2 - 1):
             rows = np.flatnonzero(lacking & (lattice.num_edges == k))
             if len(rows) == 0:
@@ -138,18 +138,29 @@ def sure_pairs(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop,
                 f = np.exp(flow[rows])
                 if edges is None:  # optimal P*(child | G) = F*(child) P_B(G | child) / F*(G), P_B uniform
                     child = lattice.children[rows]
-                    ok = child >= 0
                     c = np.maximum(child, 0)
                     with np.errstate(divide="ignore", invalid="ignore"):
-                        move = np.where(ok, np.exp(flow[c] - flow[rows][:, None]) / (k + 1), 0.0)
+                        move = np.where(child >= 0, np.exp(flow[c] - flow[rows][:, None]) / (k + 1), 0.0)
                 else:
                     move = np.exp(edges[rows])
                 total = f.sum()
                 to_pair = (f[:, None] * move[:, adds_pair]).sum()
                 on = (f[:, None] * move[:, ~adds_pair]).sum()
                 parts.append((total, (f * np.exp(stop[rows])).sum() / total, to_pair / total, on / total))
-            (t, st, tp, on), (ot, ost, otp, oon) = parts
-            print(f"  {k}: {t:.2e} ({ot:.2e}) | {st:.3f} ({ost:.3f}) | {tp:.3f} ({otp:.3f}) | {on:.2e} ({oon:.2e})")
+            rows_out.append(((int(i), int(j)), k, parts[0], parts[1]))
+    return rows_out
+
+
+def print_sure_pair_levels(rows, pair):
+    last = None
+    for (i, j), k, (t, st, tp, on), (ot, ost, otp, oon) in rows:
+        if (i, j) != last:
+            print(
+                f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
+                "out of them: stop, add the pair, go on without it: sampler (optimal)"
+            )
+            last = (i, j)
+        print(f"  {k}: {t:.2e} ({ot:.2e}) | {st:.3f} ({ost:.3f}) | {tp:.3f} ({otp:.3f}) | {on:.2e} ({oon:.2e})")
 
 
 def buffer_counts(state, pair, d, sure=0.99):
@@ -206,22 +217,22 @@ def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edge
     the mean residual of the loss (its expectation over q: ELBO(G') - ELBO(G) + log P_B + log P(stop | G) - log
     P_F(G' | G) - log P(stop | G'), the online stops) over the transitions that add the pair and over the others,
     weighted by the sampler's flow on them (and by the optimal flow); the ELBO's gain less the exact one; log P_F less
-    the optimal one (sampler-weighted)."""
+    the optimal one (sampler-weighted). Returns rows ((i, j), k, kind, sampler's flow on them, optimal flow,
+    residual sampler-weighted, residual optimal-weighted, ELBO gain less exact, log P_F less optimal)."""
     joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
+    out = []
     for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
         adds_pair = np.zeros(d * d, bool)
         adds_pair[[i * d + j, j * d + i]] = True
-        print(
-            f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
-            "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal"
-        )
         for k in range(1, d * (d - 1) // 2 - 1):
             rows = np.flatnonzero((joined[:, i, j] == 0) & (lattice.num_edges == k))
             child = lattice.children[rows]
             ok = child >= 0
             c = np.maximum(child, 0)
             gain = elbo[c] - elbo[rows][:, None]
-            resid = gain - np.log(k + 1) + log_stop[rows][:, None] - log_edges[rows] - log_stop[c]
+            exact_gain = log_r[c] - log_r[rows][:, None]
+            with np.errstate(invalid="ignore"):
+                resid = gain - np.log(k + 1) + log_stop[rows][:, None] - log_edges[rows] - log_stop[c]
             opt_log_pf = opt_flow[c] - np.log(k + 1) - opt_flow[rows][:, None]
             with np.errstate(over="ignore", invalid="ignore"):
                 weight = np.where(ok, np.exp(log_flow[rows][:, None] + log_edges[rows]), 0.0)
@@ -233,11 +244,23 @@ def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edge
                 def mean(v, w, m=m):
                     return np.sum(w * np.where(m, v, 0.0)) / max(w.sum(), 1e-300)
 
-                exact_gain = log_r[c] - log_r[rows][:, None]
-                print(
-                    f"  {k} {kind:7s} | {w.sum():.2e} ({wo.sum():.2e}) | {mean(resid, w):6.2f} ({mean(resid, wo):6.2f})"
-                    f" | {mean(gain - exact_gain, w):6.2f} | {mean(log_edges[rows] - opt_log_pf, w):6.2f}"
-                )
+                out.append((
+                    (int(i), int(j)), k, kind, w.sum(), wo.sum(), mean(resid, w), mean(resid, wo),
+                    mean(gain - exact_gain, w), mean(log_edges[rows] - opt_log_pf, w),
+                ))  # fmt: skip
+    return out
+
+
+def print_sure_pair_residuals(rows):
+    last = None
+    for (i, j), k, kind, flow, opt, resid, opt_resid, gap, dlpf in rows:
+        if (i, j) != last:
+            print(
+                f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
+                "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal"
+            )
+            last = (i, j)
+        print(f"  {k} {kind:7s} | {flow:.2e} ({opt:.2e}) | {resid:6.2f} ({opt_resid:6.2f}) | {gap:6.2f} | {dlpf:6.2f}")
 
 
 def huber_location(values, delta=1.0):
