@@ -22,14 +22,17 @@ import argparse
 import sys
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from jspgfn.conjugate import log_marginal_likelihood_graphs  # noqa: E402
 from jspgfn.dataset import load_dataset  # noqa: E402
-from jspgfn.gflownet import exact_flows  # noqa: E402
+from jspgfn.gflownet import exact_flows, policy  # noqa: E402
 from jspgfn.gflownet.log_pt import TrajectoryScorer  # noqa: E402
+from jspgfn.gflownet.rewards import log_rewards  # noqa: E402
 from jspgfn.gflownet.train import load_run  # noqa: E402
 
 
@@ -118,17 +121,46 @@ def main(argv=None):
         )
 
 
-def sure_pair_levels(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d, sure=0.99):
+SURE = 0.99  # a pair the exact posterior joins (either direction) with more than this probability is "sure"
+
+
+def sure_pairs(pair, sure=SURE):
+    """The pairs (i, j), i < j, whose exact marginal pair[i, j] (either direction) exceeds `sure`."""
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(pair > sure, 1)))]
+
+
+def pair_actions(i, j, d):
+    """bool [d * d]: the two actions that join the pair {i, j} (i -> j and j -> i)."""
+    mask = np.zeros(d * d, bool)
+    mask[[i * d + j, j * d + i]] = True
+    return mask
+
+
+def joined_pairs(lattice):
+    """int [M, d, d]: G + G^T of each listed DAG, 1 where the pair {i, j} is joined (either direction), else 0."""
+    return lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
+
+
+def print_by_pair(rows, header, line):
+    """Print line(row) for each of rows (the pair (i, j) first), header(i, j) before each pair's first row."""
+    last = None
+    for row in rows:
+        if row[0] != last:
+            print(header(*row[0]))
+            last = row[0]
+        print(line(*row[1:]))
+
+
+def sure_pair_levels(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt_stop, d, sure=SURE):
     """For each pair the exact posterior joins with probability > `sure`, by edge count k: the flow through the
     k-edge states that lack it, and out of those states the share that stops, that adds the pair (either direction)
     and that goes on without it (to a (k+1)-edge state still lacking it). Returns rows ((i, j), k, sampler's
     (flow, stop, add, on), optimal's (flow, stop, add, on))."""
-    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)  # [M, d, d]: pair {i, j} present
+    joined = joined_pairs(lattice)
     rows_out = []
-    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+    for i, j in sure_pairs(pair, sure):
         lacking = joined[:, i, j] == 0
-        adds_pair = np.zeros(d * d, bool)
-        adds_pair[[i * d + j, j * d + i]] = True
+        adds_pair = pair_actions(i, j, d)
         for k in range(d * (d - 1) // 2 - 1):
             rows = np.flatnonzero(lacking & (lattice.num_edges == k))
             if len(rows) == 0:
@@ -152,23 +184,25 @@ def sure_pair_levels(lattice, pair, log_flow, log_stop, log_edges, opt_flow, opt
 
 
 def print_sure_pair_levels(rows, pair):
-    last = None
-    for (i, j), k, (t, st, tp, on), (ot, ost, otp, oon) in rows:
-        if (i, j) != last:
-            print(
-                f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
-                "out of them: stop, add the pair, go on without it: sampler (optimal)"
-            )
-            last = (i, j)
-        print(f"  {k}: {t:.2e} ({ot:.2e}) | {st:.3f} ({ost:.3f}) | {tp:.3f} ({otp:.3f}) | {on:.2e} ({oon:.2e})")
+    print_by_pair(
+        rows,
+        lambda i, j: (
+            f"pair {i}-{j} (exact {pair[i, j]:.4f}): states lacking it, by edge count: flow sampler (optimal) | "
+            "out of them: stop, add the pair, go on without it: sampler (optimal)"
+        ),
+        lambda k, s, o: (
+            f"  {k}: {s[0]:.2e} ({o[0]:.2e}) | {s[1]:.3f} ({o[1]:.3f}) | {s[2]:.3f} ({o[2]:.3f}) | "
+            f"{s[3]:.2e} ({o[3]:.2e})"
+        ),
+    )
 
 
-def buffer_counts(state, pair, d, sure=0.99):
+def buffer_counts(state, pair, d, sure=SURE):
     """For each pair the exact posterior is sure of, the transitions from states lacking it at 5 edges or more in
     the run's replay and (with backward_batch) its backward trajectories' buffer: by edge count, how many (and how
     many of them add the pair)."""
     buffers = {"replay": state.replay, "backward buffer": getattr(state, "backward", None)}
-    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+    for i, j in sure_pairs(pair, sure):
         for name, buffer in buffers.items():
             if buffer is None:
                 continue
@@ -177,7 +211,7 @@ def buffer_counts(state, pair, d, sure=0.99):
             actions = np.asarray(buffer.actions[:size])
             edges = graphs.sum(axis=(1, 2))
             lacking = graphs[:, i, j] + graphs[:, j, i] == 0
-            adds = (actions == i * d + j) | (actions == j * d + i)
+            adds = pair_actions(i, j, d)[actions]
             counts = ", ".join(
                 f"{k}: {np.sum(lacking & (edges == k))} ({np.sum(lacking & adds & (edges == k))})"
                 for k in range(5, d * (d - 1) // 2)
@@ -188,12 +222,6 @@ def buffer_counts(state, pair, d, sure=0.99):
 def elbo_draws_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
     """log R(G, theta) - log q(theta | G) for num_samples draws theta ~ q(. | G) of the run's q (its network, offsets
     included), for graphs uint8 [M, d, d] on x [N, d]: float [M, S]; their mean is the ELBO."""
-    import jax
-    import jax.numpy as jnp
-
-    from jspgfn.gflownet import policy
-    from jspgfn.gflownet.rewards import log_rewards
-
     data = jnp.asarray(x, jnp.float32)
 
     @jax.jit
@@ -212,18 +240,17 @@ def elbo_draws_of_every_dag(trainer, state, graphs, x, num_samples, chunk=1024):
     return np.concatenate(parts)
 
 
-def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d, sure=0.99):
+def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edges, opt_flow, d, sure=SURE):
     """For each pair the exact posterior joins with probability > `sure`, by edge count k, at the states lacking it:
     the mean residual of the loss (its expectation over q: ELBO(G') - ELBO(G) + log P_B + log P(stop | G) - log
     P_F(G' | G) - log P(stop | G'), the online stops) over the transitions that add the pair and over the others,
     weighted by the sampler's flow on them (and by the optimal flow); the ELBO's gain less the exact one; log P_F less
     the optimal one (sampler-weighted). Returns rows ((i, j), k, kind, sampler's flow on them, optimal flow,
     residual sampler-weighted, residual optimal-weighted, ELBO gain less exact, log P_F less optimal)."""
-    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
+    joined = joined_pairs(lattice)
     out = []
-    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
-        adds_pair = np.zeros(d * d, bool)
-        adds_pair[[i * d + j, j * d + i]] = True
+    for i, j in sure_pairs(pair, sure):
+        adds_pair = pair_actions(i, j, d)
         for k in range(1, d * (d - 1) // 2 - 1):
             rows = np.flatnonzero((joined[:, i, j] == 0) & (lattice.num_edges == k))
             child = lattice.children[rows]
@@ -252,15 +279,16 @@ def sure_pair_residuals(lattice, pair, log_r, elbo, log_flow, log_stop, log_edge
 
 
 def print_sure_pair_residuals(rows):
-    last = None
-    for (i, j), k, kind, flow, opt, resid, opt_resid, gap, dlpf in rows:
-        if (i, j) != last:
-            print(
-                f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
-                "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal"
-            )
-            last = (i, j)
-        print(f"  {k} {kind:7s} | {flow:.2e} ({opt:.2e}) | {resid:6.2f} ({opt_resid:6.2f}) | {gap:6.2f} | {dlpf:6.2f}")
+    print_by_pair(
+        rows,
+        lambda i, j: (
+            f"pair {i}-{j}: residuals at the states lacking it: kind | flow on them sampler (optimal) | mean "
+            "residual, sampler-weighted (optimal-weighted) | ELBO gain - exact gain | log P_F - optimal"
+        ),
+        lambda k, kind, flow, opt, resid, opt_resid, gap, dlpf: (
+            f"  {k} {kind:7s} | {flow:.2e} ({opt:.2e}) | {resid:6.2f} ({opt_resid:6.2f}) | {gap:6.2f} | {dlpf:6.2f}"
+        ),
+    )
 
 
 def huber_location(values, delta=1.0):
@@ -275,19 +303,19 @@ def huber_location(values, delta=1.0):
     return 0.5 * (low + high)
 
 
-def theta_noise(lattice, pair, draws, log_flow, log_edges, d, top=8, sure=0.99):
+def theta_noise(lattice, pair, draws, log_flow, log_edges, d, top=8, sure=SURE):
     """For each sure pair, by edge count, the `top` transitions by the sampler's flow among those that do not add
     it, from states lacking it: the theta noise of their residual over all S x S draws (as the loss pairs them), its
     SD, and the Huber(1) location less the mean (what the loss's fit is pulled by, beyond the mean)."""
-    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
-    for i, j in zip(*np.nonzero(np.triu(pair > sure, 1))):
+    joined = joined_pairs(lattice)
+    for i, j in sure_pairs(pair, sure):
         print(
             f"pair {i}-{j}: theta noise of the residual, top {top} transitions by flow not adding it: SD | Huber - mean"
         )
         for k in range(1, d * (d - 1) // 2 - 1):
             rows = np.flatnonzero((joined[:, i, j] == 0) & (lattice.num_edges == k))
             flow = log_flow[rows][:, None] + log_edges[rows]
-            flow[:, [i * d + j, j * d + i]] = -np.inf
+            flow[:, pair_actions(i, j, d)] = -np.inf
             flow[lattice.children[rows] < 0] = -np.inf
             best = np.argsort(-flow, axis=None)[:top]
             sds, offsets = [], []
