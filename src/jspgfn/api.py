@@ -1,6 +1,6 @@
 """The Python API, in the manner of scikit-learn and causal-learn estimators (exported by `jspgfn`):
 
-    run = jspgfn.fit(data, model="lingauss", preset="quick", seed=0, out=None, recipe=None, **options)   -> Run
+    run = jspgfn.fit(data, model="lingauss", preset=None, seed=0, out=None, recipe=None, **options)   -> Run
     posterior = run.sample(1000)                                                          -> Posterior
     posterior = jspgfn.baseline("b-ges", data, model="lingauss", seed=0, **params)        -> Posterior
 
@@ -80,13 +80,12 @@ class Run:
         return Posterior.of(sample_run(self.folder, n, seed, log_pt, beam_size, mc_samples, log_pt_proposal))
 
 
-def fit(
-    data, model="lingauss", preset="quick", seed=0, out=None, *, family=None, recipe=None, progress=True, **options
-):
+def fit(data, model="lingauss", preset=None, seed=0, out=None, *, family=None, recipe=None, progress=True, **options):
     """Train JSP-GFN on data [N, d] (DataFrame, array or path: `as_dataset`) and return its Run.
 
     model: the likelihood, lingauss (default), mlp-gauss, mlp-categorical or mlp-zinormal; family: the
-    posterior family of P(theta | G), 'diag' (default) or 'full'; preset: smoke, quick or paper.
+    posterior family of P(theta | G), 'diag' (default) or 'full'; preset: smoke, quick or paper (None: quick, with
+    the recipe's budget where it has one, as `jspgfn train` without --preset).
     out: the run folder (kept; an unfinished run there with the same settings is resumed); None: a
     temporary folder that lives as long as the returned Run. progress: the progress bar of `jspgfn train`.
     recipe: None or "paper" (the paper's method), or "lingauss" (beyond the paper, linear Gaussian model only:

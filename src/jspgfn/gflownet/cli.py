@@ -57,7 +57,12 @@ def add_subcommands(sub):
         choices=["diag", "full"],
         help="posterior family of P(theta | G): diagonal (default) or full covariance",
     )
-    p.add_argument("--preset", default="quick", help="smoke, quick or paper")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="smoke, quick or paper (default: quick; with --recipe lingauss, quick with the 15,000 iterations "
+        "the recipe was measured with)",
+    )
     p.add_argument(
         "--recipe",
         default=None,

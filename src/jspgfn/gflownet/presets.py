@@ -302,6 +302,10 @@ PRESETS = {
 }
 
 
+# the preset of a run that names none (`jspgfn train` without --preset, jspgfn.fit)
+DEFAULT_PRESET = "quick"
+
+
 def get_preset(name, **overrides):
     if name not in PRESETS:
         raise JspgfnError(f"unknown preset '{name}': choose one of {', '.join(PRESETS)}")

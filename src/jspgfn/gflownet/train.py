@@ -132,13 +132,19 @@ def make_config(
     """The run's config.json dict; model_kwargs: settings of the likelihood (models.model_settings), every
     one recorded (the defaults filled in); names: the d variable names (None for an array), passed on to
     the samples' metadata as variable_names; recipe: a name of recipes.RECIPES or None, its options for
-    d = x.shape[1] under `overrides` (recorded as "recipe" with the options it set, "recipe_options")."""
-    from jspgfn.gflownet.presets import get_preset
-    from jspgfn.gflownet.recipes import recipe_options
+    d = x.shape[1] under `overrides` (recorded as "recipe" with the options it set, "recipe_options").
+    preset: a training preset's name, or None: "quick", with the recipe's budget (recipes.recipe_budget) as
+    its num_iterations where the recipe has one and `overrides` do not set it."""
+    from jspgfn.gflownet.presets import DEFAULT_PRESET, get_preset
+    from jspgfn.gflownet.recipes import recipe_budget, recipe_options
     from jspgfn.models import get_model
 
     likelihood, family = resolve_model(model_name, family)
     from_recipe = {} if recipe is None else recipe_options(recipe, int(x.shape[1]), likelihood)
+    if preset is None:
+        preset = DEFAULT_PRESET
+        if recipe_budget(recipe) is not None:
+            from_recipe = {**from_recipe, "num_iterations": recipe_budget(recipe)}
     cfg = get_preset(preset, **{**from_recipe, **(overrides or {})})
     model = get_model(likelihood, **(model_kwargs or {}))
     recorded = {} if recipe is None else {"recipe": recipe, "recipe_options": from_recipe}
@@ -170,7 +176,7 @@ def _data_hash(x, interventions):
 def train(
     data,
     model_name="lingauss",
-    preset="quick",
+    preset=None,
     seed=0,
     out="run",
     overrides=None,
@@ -187,6 +193,8 @@ def train(
     family: the posterior family of P(theta | G), diag (default) or full;
     model_kwargs: the likelihood's settings, e.g. {"obs_var": 0.1} (models.model_settings; default: the
       model's own, noise variance 0.01 and N(0, 1) weights), recorded in config.json;
+    preset: a training preset (presets.PRESETS: smoke, quick, paper), or None: quick, with the recipe's budget
+      where it has one (recipes.recipe_budget: "lingauss" 15,000 iterations);
     overrides: training options (presets.TrainConfig) over the preset's;
     recipe: None (the paper's method), or a recipe's name (recipes.RECIPES, e.g. "lingauss", beyond the
       paper): its options for the data's d over the preset's, `overrides` over both.
@@ -221,7 +229,7 @@ def train(
 def train_group(
     datasets,
     model_name="lingauss",
-    preset="quick",
+    preset=None,
     seeds=(0,),
     outs=("run",),
     overrides=None,
