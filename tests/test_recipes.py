@@ -10,7 +10,7 @@ import pytest
 from jspgfn.cli import main as cli_main
 from jspgfn.errors import JspgfnError, OptionWarning
 from jspgfn.gflownet.presets import TrainConfig, get_preset
-from jspgfn.gflownet.recipes import LARGE_ITERATIONS, budget_note, measured_size, recipe_budget, recipe_options
+from jspgfn.gflownet.recipes import LINGAUSS_ITERATIONS, budget_note, measured_size, recipe_budget, recipe_options
 from jspgfn.gflownet.train import make_config
 
 COMMON = {"stop_score_offset": 1.0, "theta_elbo": 1.0, "stop_target_tau": 0.1, "replay_capacity": 5000,
@@ -61,14 +61,14 @@ def test_a_run_config_takes_the_recipe_under_the_options_set_explicitly():
 
 
 def test_the_budget_note_is_for_runs_shorter_than_the_recipes_budget():
-    assert recipe_budget("lingauss") == LARGE_ITERATIONS == 15_000
+    assert recipe_budget("lingauss") == LINGAUSS_ITERATIONS == 15_000
     assert recipe_budget("paper") is None and recipe_budget(None) is None
     assert "15,000" in budget_note("lingauss", 20, 6000) and "dense phases" in budget_note("lingauss", 20, 6000)
-    assert "dense phases" in budget_note("lingauss", 15, LARGE_ITERATIONS - 1)
+    assert "dense phases" in budget_note("lingauss", 15, LINGAUSS_ITERATIONS - 1)
     assert "fewer runs met its targets" in budget_note("lingauss", 14, 100)
     assert "fewer runs met its targets" in budget_note("lingauss", 5, 6000)
     for d in (5, 14, 20):
-        assert budget_note("lingauss", d, LARGE_ITERATIONS) is None
+        assert budget_note("lingauss", d, LINGAUSS_ITERATIONS) is None
     assert budget_note("paper", 20, 100) is None
     assert budget_note(None, 20, 100) is None
 
@@ -76,11 +76,14 @@ def test_the_budget_note_is_for_runs_shorter_than_the_recipes_budget():
 def test_a_run_without_a_preset_takes_the_recipes_budget_and_a_named_preset_keeps_its_own():
     x = np.zeros((30, 5), np.float32)
     config = make_config(x, "lingauss", None, 0, {}, recipe="lingauss")
-    assert config["preset"] == "quick" and config["train_config"]["num_iterations"] == LARGE_ITERATIONS
-    assert config["recipe_options"] == {**recipe_options("lingauss", 5, "lingauss"), "num_iterations": LARGE_ITERATIONS}
+    assert config["preset"] == "quick" and config["train_config"]["num_iterations"] == LINGAUSS_ITERATIONS
+    assert config["recipe_options"] == {
+        **recipe_options("lingauss", 5, "lingauss"),
+        "num_iterations": LINGAUSS_ITERATIONS,
+    }
     # the rest of the quick preset is unchanged
     quick_rest = get_preset("quick", **recipe_options("lingauss", 5, "lingauss")).replace(
-        num_iterations=LARGE_ITERATIONS
+        num_iterations=LINGAUSS_ITERATIONS
     )
     assert config["train_config"] == quick_rest.to_dict()
     # --set wins over the recipe's budget; a named preset keeps its own budget; no recipe: the quick preset
@@ -129,8 +132,8 @@ def test_the_cli_without_a_preset_trains_to_the_recipes_budget(tmp_path, capsys)
     assert cli_main(args + small) == 3  # stopped at 10 of the recipe's 15,000
     assert "stopped at iteration 10 of 15000" in capsys.readouterr().err
     config = json.loads((run / "config.json").read_text())
-    assert config["preset"] == "quick" and config["train_config"]["num_iterations"] == LARGE_ITERATIONS
-    assert config["recipe_options"]["num_iterations"] == LARGE_ITERATIONS
+    assert config["preset"] == "quick" and config["train_config"]["num_iterations"] == LINGAUSS_ITERATIONS
+    assert config["recipe_options"]["num_iterations"] == LINGAUSS_ITERATIONS
 
 
 def test_the_cli_refuses_the_recipe_for_the_mlp_model_and_warns_on_a_short_large_graph_run(tmp_path, capsys):
