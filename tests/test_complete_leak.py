@@ -61,12 +61,10 @@ def test_going_on_without_the_pair_at_one_level_shows_there():
     lattice, log_r = _target()
     log_exact, opt_flow, opt_stop, log_edges = _optimal_sampler(lattice, log_r)
     pair = _pair(lattice, log_exact)
-    joined = lattice.graphs + np.swapaxes(lattice.graphs, 1, 2)
     edited = log_edges.copy()
     stops = opt_stop.copy()
-    at = np.flatnonzero((joined[:, 1, 2] == 0) & (lattice.num_edges == 3))
-    others = np.ones(D * D, bool)
-    others[[1 * D + 2, 2 * D + 1]] = False
+    at = np.flatnonzero((leak.joined_pairs(lattice)[:, 1, 2] == 0) & (lattice.num_edges == 3))
+    others = ~leak.pair_actions(1, 2, D)
     for g in at:  # 10 times the optimal odds of every edge but the pair, renormalised with the stop
         logits = np.concatenate([[stops[g]], np.where(others, edited[g] + np.log(10.0), edited[g])])
         logits -= logsumexp(logits)

@@ -143,8 +143,8 @@ def make_config(
     from_recipe = {} if recipe is None else recipe_options(recipe, int(x.shape[1]), likelihood)
     if preset is None:
         preset = DEFAULT_PRESET
-        if recipe_budget(recipe) is not None:
-            from_recipe = {**from_recipe, "num_iterations": recipe_budget(recipe)}
+        if (budget := recipe_budget(recipe)) is not None:
+            from_recipe = {**from_recipe, "num_iterations": budget}
     cfg = get_preset(preset, **{**from_recipe, **(overrides or {})})
     model = get_model(likelihood, **(model_kwargs or {}))
     recorded = {} if recipe is None else {"recipe": recipe, "recipe_options": from_recipe}
