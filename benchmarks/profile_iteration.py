@@ -13,6 +13,7 @@ environments, B transitions, S theta samples, 2B graphs G and G' in the loss):
   theta sample    S theta per graph (pooled noise) from the network outputs
   theta log-prob  log q(theta | G) [2B, S]
   likelihood      log R(G, theta) [2B, S] (likelihood + priors)
+  likelihood fwd+bwd  the same and its gradient in theta
   loss fwd+bwd    the whole loss and its gradient (everything above that the loss contains)
   optimizer       clip + Adam on the gradient
 
@@ -22,18 +23,26 @@ FLOPs of one iteration, the attainable FLOP/s of this machine (a large float32 m
 the same run) and the fraction of it that the iteration reaches. The pieces overlap (the loss
 contains the network, theta sampling and the likelihood), so their shares do not add up to 100%.
 
+--xla-ops also traces the iteration (jax.profiler) and sums its XLA ops' time by part of the network
+(forward and backward) and by kind (ops holding a matmul, copies/transposes, the rest), with the bound
+that follows: the fraction of the attainable rate the iteration would reach were every op but the
+matmuls free (benchmarks/_xla_ops.py).
+
   .venv/bin/python benchmarks/profile_iteration.py [--d 20] [--preset quick] [--rows 100] [--model mlp-gauss]
-      [--set theta_elbo=1]
+      [--set theta_elbo=1] [--xla-ops]
 """
 
 import argparse
+import glob
 import os
+import tempfile
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from _xla_ops import attribute, hlo_ops, op_times  # noqa: E402  (benchmarks/ is the script's directory)
 from jspgfn.generate import generate
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
@@ -43,6 +52,16 @@ from jspgfn.gflownet.loss import log_rewards, next_graphs
 from jspgfn.gflownet.presets import get_preset
 from jspgfn.graphs import valid_actions_jax
 from jspgfn.models import get_graph_prior, get_model
+
+# Parts of the network by the haiku modules in an op's source path (networks.py).
+NETWORK_PARTS = {
+    "graph network": "edge_sender edge_receiver edge_to_receiver edge_to_sender global_in node_self node_out "
+    "node_embed gn_norm",
+    "attention block": "attention attn_norm",
+    "feed-forward block": "ffn ffn_norm",
+    "heads (graph, stop, edge, theta)": "global_mlp global_norm stop_mlp stop_node_mlp u u_self theta_w theta_g "
+    "theta_hidden theta_loc theta_scale theta_tril",
+}
 
 
 def flops_of(fn, *args):
@@ -118,6 +137,62 @@ def shape_rates(cfg, d, repeats=5):
     return out
 
 
+def network_part(op_name):
+    """The part of the iteration an HLO op belongs to, from its JAX source path: a network part and
+    forward/backward ('transpose(' marks the backward pass), or the rest of the iteration."""
+    segments = op_name.split("/")
+    direction = "backward" if "transpose(" in op_name else "forward"
+    for part, modules in NETWORK_PARTS.items():
+        if set(modules.split()).intersection(segments):
+            return f"{part}, {direction}"
+    if any("policy" in segment for segment in segments):
+        return f"network, between modules, {direction}"
+    return "outside the network (likelihood, theta, environment, replay, optimizer)"
+
+
+def xla_op_profile(trainer, state, iterations, repeats, peak, reached):
+    """Print the traced op time of `repeats` chunks of `iterations` iterations per part and kind (jax.profiler,
+    events per HLO op on XLA's CPU worker threads, joined with the compiled HLO's source paths and dots), and
+    the fraction of the attainable rate `peak` (FLOP/s) the iteration would reach, from the `reached` FLOP/s
+    measured without the tracer, were every op but the matmuls free."""
+    ops = hlo_ops(trainer.run_chunk.lower(trainer, state, iterations).compile().as_text())
+    state, _ = trainer.run_chunk(state, iterations)
+    jax.block_until_ready(state)
+    with tempfile.TemporaryDirectory() as folder:
+        t = time.perf_counter()
+        with jax.profiler.trace(folder):
+            for _ in range(repeats):
+                state, _ = trainer.run_chunk(state, iterations)
+                jax.block_until_ready(state)
+        wall = (time.perf_counter() - t) / (repeats * iterations)
+        (path,) = glob.glob(f"{folder}/**/*.xplane.pb", recursive=True)
+        times, counts, threads = op_times(jax.profiler.ProfileData.from_file(path))
+    rows = attribute(times, counts, ops, network_part)
+    n = repeats * iterations
+    total = sum(row["ns"] for row in rows.values())
+    print(
+        f"\nXLA ops, traced ({repeats} x {iterations} iterations; {1e3 * wall:.1f} ms per iteration under the tracer): "
+        f"op time summed over {threads} worker threads {total / 1e6 / n:.1f} ms per iteration"
+    )
+    print("| part | op ms / iteration | share | matmul ms | copies/transposes ms | other ms | matmul MFLOP |")
+    print("|---|---|---|---|---|---|---|")
+    for part, row in sorted(rows.items(), key=lambda kv: -kv[1]["ns"]):
+        print(
+            f"| {part} | {row['ns'] / 1e6 / n:.2f} | {row['ns'] / total:.0%} | {row['matmul_ns'] / 1e6 / n:.2f} | "
+            f"{row['copy_ns'] / 1e6 / n:.2f} | {row['other_ns'] / 1e6 / n:.2f} | {row['flops'] / n / 1e6:.0f} |"
+        )
+    sums = {k: sum(row[k] for row in rows.values()) for k in ("matmul_ns", "copy_ns", "other_ns", "flops")}
+    matmul_share = sums["matmul_ns"] / total
+    print(
+        f"all: matmuls {matmul_share:.0%} of the op time ({sums['flops'] / n / 1e6:.0f} MFLOP per iteration in "
+        f"traced dots), copies/transposes {sums['copy_ns'] / total:.0%}, other ops {sums['other_ns'] / total:.0%}. "
+        f"Were every op but the matmuls free, the iteration would reach at most {reached / matmul_share / peak:.0%} "
+        f"of the attainable rate (now {reached / peak:.0%}). Shares only: the tracer slows the iteration "
+        f"(to {1e3 * wall:.1f} ms) and an op split over threads is one event, so op times are not FLOP rates."
+    )
+    return state
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, default=20)
@@ -128,6 +203,11 @@ def main():
     parser.add_argument("--calls", type=int, default=20, help="calls per timing of a piece")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="training options (ints)")
+    parser.add_argument(
+        "--xla-ops",
+        action="store_true",
+        help="also trace the iteration and attribute its op time to the network's parts",
+    )
     args = parser.parse_args()
 
     overrides = {k: int(v) for k, v in (kv.split("=") for kv in args.set)}
@@ -199,6 +279,11 @@ def main():
         ("theta sample", lambda o, m, k: policy.sample_theta(k, o, m, s, cfg.noise_pool, 2), (out, node_mask, key)),
         ("theta log-prob", policy.theta_log_prob, (out, theta, node_mask)),
         ("likelihood", lambda t, g: log_rewards(model, prior, t, g, x, x.shape[0]), (theta, both)),
+        (
+            "likelihood fwd+bwd",
+            jax.grad(lambda t, g: log_rewards(model, prior, t, g, x, x.shape[0]).sum()),
+            (theta, both),
+        ),
         ("loss fwd+bwd", jax.grad(lambda p, g, a, k: trainer.loss(p, g, a, k, x)[0]), (params, graphs, actions, key)),
         ("optimizer", trainer.optimizer.update, (grads, state.opt_state, params)),
     ]
@@ -237,6 +322,8 @@ def main():
     print("\nthe network's matmul shapes alone (forward, best of 5):")
     for what, shape, rate in shape_rates(cfg, d):
         print(f"  {what} {shape}: {rate / 1e9:.1f} GFLOP/s ({rate / peak:.0%} of the 2048^3 rate)")
+    if args.xla_ops:
+        xla_op_profile(trainer, state, args.iterations, args.repeats, peak, reached)
 
 
 if __name__ == "__main__":
