@@ -4,6 +4,10 @@
   .venv/bin/python benchmarks/ab_iteration.py /tmp/before/src src [--d 20] [--preset quick] [--model mlp-gauss]
       [--family full] [--set key=value ...] [--set-b key=value ...]
 
+--xla-flags-b runs B's worker with XLA_FLAGS set to it, to time an XLA compiler flag against the default:
+
+  .venv/bin/python benchmarks/ab_iteration.py src src --xla-flags-b=--xla_cpu_use_onednn=true
+
 --set-b adds options to B only, to time one option against its absence in the same tree (`src src`), e.g. the
 closed-form stop offset against q's:
 
@@ -70,6 +74,7 @@ def main():
     parser.add_argument("--family", default="diag", choices=["diag", "full"], help="posterior family of theta")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="training options (YAML values)")
     parser.add_argument("--set-b", nargs="*", default=[], metavar="KEY=VALUE", help="more options, for B only")
+    parser.add_argument("--xla-flags-b", default=None, help="XLA_FLAGS of B's worker (A: the environment's)")
     parser.add_argument("--iterations", type=int, default=20, help="iterations per timed block")
     parser.add_argument("--repeats", type=int, default=5, help="blocks of each tree")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -83,8 +88,10 @@ def main():
     command += ["--preset", args.preset, "--model", args.model, "--family", args.family]
     command += ["--iterations", str(args.iterations)]
     procs = []
-    for tree, extra in zip(args.trees, ([], args.set_b)):
+    for which, tree, extra in zip("AB", args.trees, ([], args.set_b)):
         env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+        if which == "B" and args.xla_flags_b is not None:
+            env["XLA_FLAGS"] = args.xla_flags_b
         options = ["--set", *args.set, *extra]
         proc = subprocess.Popen(command + options, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         procs.append(proc)
@@ -92,6 +99,7 @@ def main():
     print(
         f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; d={args.d} preset {args.preset}"
         f" model {args.model} family {args.family} {args.set}, B also {args.set_b}"
+        + (f", B's XLA_FLAGS {args.xla_flags_b!r}" if args.xla_flags_b is not None else "")
     )
     best, best_cpu = [0.0, 0.0], [float("inf")] * 2
     for _ in range(args.repeats):
