@@ -4,7 +4,7 @@
 for every instruction its JAX source path (`op_name` metadata), its opcode and its matmul FLOPs
 (2 x output elements x contracted size, summed over the dots of the computations it calls).
 `op_times(profile_data)` sums the trace's event durations per HLO instruction over XLA's CPU
-worker threads. `attribute(times, ops, part_of)` joins the two into rows per part of the program.
+worker threads. `attribute(times, counts, ops, part_of)` joins the two into rows per part of the program.
 Used by profile_iteration.py --xla-ops; pure functions over text and dicts, tested in
 tests/test_xla_ops.py.
 """
@@ -35,7 +35,7 @@ def _dims(text):
 
 def hlo_ops(hlo_text):
     """{instruction name: HloOp} for every instruction of a compiled module's text (names are unique in it)."""
-    shapes, lines, computation_of = {}, {}, {}
+    shapes, lines = {}, {}
     computation = None
     members = collections.defaultdict(list)
     for line in hlo_text.splitlines():
@@ -48,7 +48,6 @@ def hlo_ops(hlo_text):
             name = m.group(1)
             shapes[name] = _dims(m.group(3))
             lines[name] = (m.group(4), m.group(5))
-            computation_of[name] = computation
             members[computation].append(name)
 
     def own_flops(name):

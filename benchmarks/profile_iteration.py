@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from _xla_ops import attribute, hlo_ops, op_times  # noqa: E402  (benchmarks/ is the script's directory)
+from _xla_ops import attribute, hlo_ops, op_times  # benchmarks/, the script's directory
 from jspgfn.generate import generate
 from jspgfn.gflownet import env as envlib
 from jspgfn.gflownet import policy
