@@ -61,23 +61,18 @@ def hlo_ops(hlo_text):
         lhs_dims = shapes[lhs.group(1)]
         return 2.0 * math.prod(shapes[name]) * math.prod(lhs_dims[i] for i in _dims(contracting.group(1)))
 
-    computation_flops = {}
+    computation_flops = {}  # HLO's call graph is acyclic: each computation's FLOPs once
 
-    def flops_of_computation(comp, seen=()):
+    def flops_of_computation(comp):
         if comp not in computation_flops:
-            total = 0.0
-            for member in members.get(comp, []):
-                total += flops_of_instruction(member, seen + (comp,))
-            computation_flops[comp] = total
+            computation_flops[comp] = sum(flops_of_instruction(member) for member in members.get(comp, []))
         return computation_flops[comp]
 
-    def flops_of_instruction(name, seen=()):
-        total = own_flops(name)
+    def flops_of_instruction(name):
         opcode, rest = lines[name]
+        total = own_flops(name)
         if opcode in ("fusion", "call", "custom-call"):  # not while/conditional: their bodies are instructions too
-            for called in _CALLS.findall(rest):
-                if called not in seen:
-                    total += flops_of_computation(called, seen)
+            total += sum(flops_of_computation(called) for called in _CALLS.findall(rest))
         return total
 
     ops = {}
@@ -109,8 +104,7 @@ def kind_of(name, op):
     """'matmul' (the op does matmul FLOPs), 'copy/transpose' (a layout change: no arithmetic) or 'other'."""
     if op is not None and op.flops > 0:
         return "matmul"
-    base = re.sub(r"[.\d]+$", "", name)
-    if base in ("copy", "transpose") or "copy" in base.split("_") or "transpose" in base.split("_"):
+    if {"copy", "transpose"} & set(re.sub(r"[.\d]+$", "", name).split("_")):
         return "copy/transpose"
     return "other"
 
