@@ -19,8 +19,13 @@ the jobs' wall times), the slot time (job time x the job's threads: a JSP-GFN tr
 cores) and the wall time on CORES cores (slot time / cores, perfect packing: a lower bound on the
 schedule, from measurements that are upper bounds, mostly taken on shared cores).
 
+With --rows it prints, from a finished run, the rows that measured_job_times.csv takes (each method's job
+with the budget it ran with, the exact posterior, a capability probe, one evaluation: mean wall seconds over
+the run's datasets), for a measurement run such as benchmarks/job_times_measure.yaml.
+
   .venv/bin/python benchmarks/compute_plan.py config/quick.yaml [--target config/config.yaml]
   .venv/bin/python benchmarks/compute_plan.py config/quick.yaml --predict [--cores 2]
+  .venv/bin/python benchmarks/compute_plan.py benchmarks/job_times_measure.yaml --rows [--source TEXT]
 """
 
 import argparse
@@ -180,7 +185,7 @@ def predict(config, measured=MEASURED, registry=None):
                 if row is not None:
                     ratio = sample_budget(config, eid, mid, registry) / float(row["cost"])
                     add(eid, "jspgfn_sample", mid, num, row, ratio)
-        for rule in ("other", "exact", "probe"):
+        for rule in ("other", "exact", "probe", "evaluate"):
             for _, row in rows[rows["rule"] == rule].iterrows():
                 jobs = num
                 if rule == "exact":
@@ -188,6 +193,8 @@ def predict(config, measured=MEASURED, registry=None):
                     jobs = min(first, num) if first else num
                 if rule == "probe":
                     jobs = len(exp["methods"])
+                if rule == "evaluate":  # one evaluation per method and dataset
+                    jobs = num * len(exp["methods"])
                 add(eid, rule, "", jobs, row)
     for _, row in table[(table["experiment"] == "all") & (table["rule"] != "fixed")].iterrows():
         add("all", row["rule"], "", 1, row)
@@ -246,6 +253,33 @@ def read_benchmarks(results):
     return pd.DataFrame(rows)
 
 
+PER_JOB_RULES = ("baseline", "jspgfn_train", "jspgfn_sample", "exact", "probe", "evaluate")
+
+
+def measured_rows(config, table, source, registry=None):
+    """Rows of measured_job_times.csv from a run's benchmark files (`read_benchmarks`), one per experiment,
+    rule and method of PER_JOB_RULES: the mean wall seconds of its jobs and the budget `cost` they ran with
+    (a method's registry cost, a sampling job's samples x network passes; none for the rest). The
+    per-experiment rules (aggregate, figures) are left out: seconds, not minutes."""
+    registry = registry or load_registry(ROOT)
+    table = table[table["rule"].isin(PER_JOB_RULES)].copy()
+    # The exact posterior, probes and evaluations: one row each, whatever the method (predict counts the jobs).
+    table.loc[~table["rule"].isin(("baseline", "jspgfn_train", "jspgfn_sample")), "method"] = ""
+    rows = []
+    for (eid, rule, method), jobs in table.groupby(["experiment", "rule", "method"], sort=True):
+        cost = ""
+        if rule in ("baseline", "jspgfn_train"):
+            cost = budget(config, method, registry)
+        elif rule == "jspgfn_sample":
+            cost = sample_budget(config, eid, method, registry)
+        cost = "" if cost in ("", None) else f"{cost:.0f}"
+        text = f"{source}; {len(jobs)} job(s), mean of {', '.join(f'{s:.0f}' for s in jobs['s'])} s"
+        rows.append(
+            dict(experiment=eid, rule=rule, method=method, seconds=round(jobs["s"].mean()), cost=cost, source=text)
+        )
+    return pd.DataFrame(rows, columns=["experiment", "rule", "method", "seconds", "cost", "source"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", help="the preset that ran, e.g. config/quick.yaml")
@@ -253,16 +287,22 @@ def main():
     parser.add_argument("--predict", action="store_true", help="predict from benchmarks/measured_job_times.csv")
     parser.add_argument("--measured", default=str(MEASURED), help="the measured per-job times (with --predict)")
     parser.add_argument("--cores", type=int, default=2, help="cores of the machine (with --predict; default 2)")
+    parser.add_argument("--rows", action="store_true", help="print a finished run's rows for the measured CSV")
+    parser.add_argument("--results", help="the run's results folder (default: the config's `results`)")
+    parser.add_argument("--source", default="measured", help="the rows' source text (with --rows)")
     args = parser.parse_args()
     config = yaml.safe_load(Path(args.config).read_text())
     if args.predict:
         print_prediction(config, args.cores, args.measured)
         return
     target = yaml.safe_load(Path(args.target).read_text()) if args.target else None
-    results = Path(config.get("results", "results")) / config["preset"]
+    results = Path(args.results or config.get("results", "results")) / config["preset"]
     table = read_benchmarks(results)
     if table.empty:
         raise SystemExit(f"no benchmark files under {results}/*/benchmarks/: run the workflow first")
+    if args.rows:
+        print(measured_rows(config, table, args.source).to_csv(index=False), end="")
+        return
     for eid, part in table.groupby("experiment"):
         exp = config["experiments"].get(eid, {})
         num = exp.get("num_datasets", 1)

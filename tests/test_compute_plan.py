@@ -91,3 +91,49 @@ def test_the_quick_preset_is_predicted_under_90_minutes_on_2_cores(plan, capsys)
     out = capsys.readouterr().out
     assert f"PREDICTED wall time on 2 cores {wall / 60:.0f} min" in out
     assert "| larger_graphs_mlp | 2 |" in out
+
+
+def test_evaluations_count_one_job_per_method_and_dataset(plan, tmp_path):
+    measured = tmp_path / "measured.csv"
+    measured.write_text("experiment,rule,method,seconds,cost,source\ne,evaluate,,4,,test\n")
+    table = plan.predict(_config(["b-pc", "b-ges", "mh-mc3"], num_datasets=5), measured)
+    row = table[table["rule"] == "evaluate"].iloc[0]
+    assert (row["jobs"], row["job_s"]) == (15, pytest.approx(60.0))
+
+
+def test_rows_of_a_finished_run_predict_that_run(plan, tmp_path):
+    """measured_rows of a run's benchmark files, read back by predict for the same config, give the run's
+    own job times: each job at budget ratio 1, evaluations and sampling jobs counted per method."""
+    import pandas as pd
+
+    config = _config(["mh-mc3", "jspgfn-diag"], num_datasets=2)
+    config["methods"] = {"jspgfn-diag": {"params": {"num_iterations": 1500}, "threads": 2}}
+    bench = pd.DataFrame(
+        [
+            dict(experiment="e", rule=rule, method=method, dataset=str(k), s=s, max_rss=100.0)
+            for rule, method, times in [
+                ("baseline", "mh-mc3", (40.0, 60.0)),
+                ("jspgfn_train", "jspgfn-diag", (100.0, 120.0)),
+                ("jspgfn_sample", "jspgfn-diag", (10.0, 10.0)),
+                ("evaluate", "mh-mc3", (3.0, 5.0)),
+                ("evaluate", "jspgfn-diag", (4.0, 4.0)),
+                ("aggregate", "", (2.0,)),
+            ]
+            for k, s in enumerate(times)
+        ]
+    )
+    rows = plan.measured_rows(config, bench, "test run")
+    assert "aggregate" not in set(rows["rule"])
+    by_rule = {(r.rule, r.method): r for r in rows.itertuples()}
+    assert by_rule[("baseline", "mh-mc3")].seconds == 50
+    assert by_rule[("evaluate", "")].seconds == 4
+    assert float(by_rule[("jspgfn_train", "jspgfn-diag")].cost) == plan.budget(config, "jspgfn-diag")
+    assert "2 job(s)" in by_rule[("jspgfn_train", "jspgfn-diag")].source
+
+    measured = tmp_path / "measured.csv"
+    rows.to_csv(measured, index=False)
+    table = plan.predict(config, measured)
+    assert (table["ratio"] == 1.0).all()
+    # 2 datasets: mh-mc3 2 x 50, training 2 x 110 (2 threads), sampling 2 x 10, evaluations 4 x 4.
+    assert table["job_s"].sum() == pytest.approx(100 + 220 + 20 + 16)
+    assert table["slot_s"].sum() == pytest.approx(100 + 440 + 20 + 16)
