@@ -20,12 +20,12 @@ cores) and the wall time on CORES cores (slot time / cores, perfect packing: a l
 schedule, from measurements that are upper bounds, mostly taken on shared cores).
 
 With --rows it prints, from a finished run, the rows that measured_job_times.csv takes (each method's job
-with the budget it ran with, the exact posterior, a capability probe, one evaluation: mean wall seconds over
-the run's datasets), for a measurement run such as benchmarks/job_times_measure.yaml.
+with the budget it ran with, the exact posterior, one evaluation: mean wall seconds over the run's datasets),
+for a measurement run such as benchmarks/job_times_measure.yaml.
 
   .venv/bin/python benchmarks/compute_plan.py config/quick.yaml [--target config/config.yaml]
   .venv/bin/python benchmarks/compute_plan.py config/quick.yaml --predict [--cores 2]
-  .venv/bin/python benchmarks/compute_plan.py benchmarks/job_times_measure.yaml --rows [--source TEXT]
+  .venv/bin/python benchmarks/compute_plan.py benchmarks/job_times_measure.yaml --rows [--results OUT] [--source TEXT]
 """
 
 import argparse
@@ -253,7 +253,8 @@ def read_benchmarks(results):
     return pd.DataFrame(rows)
 
 
-PER_JOB_RULES = ("baseline", "jspgfn_train", "jspgfn_sample", "exact", "probe", "evaluate")
+# The rules with a benchmark file per dataset (the capability probes write none: their CSV row is an assumption).
+PER_JOB_RULES = ("baseline", "jspgfn_train", "jspgfn_sample", "exact", "evaluate")
 
 
 def measured_rows(config, table, source, registry=None):
@@ -263,7 +264,7 @@ def measured_rows(config, table, source, registry=None):
     per-experiment rules (aggregate, figures) are left out: seconds, not minutes."""
     registry = registry or load_registry(ROOT)
     table = table[table["rule"].isin(PER_JOB_RULES)].copy()
-    # The exact posterior, probes and evaluations: one row each, whatever the method (predict counts the jobs).
+    # The exact posterior and the evaluations: one row each, whatever the method (predict counts the jobs).
     table.loc[~table["rule"].isin(("baseline", "jspgfn_train", "jspgfn_sample")), "method"] = ""
     rows = []
     for (eid, rule, method), jobs in table.groupby(["experiment", "rule", "method"], sort=True):
