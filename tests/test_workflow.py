@@ -374,6 +374,26 @@ def test_train_group_size_trains_an_experiments_datasets_in_one_job(workdir):
     assert not (workdir / "results").exists()
 
 
+def test_train_group_size_for_every_experiment_from_the_command_line(workdir):
+    """`--config train_group_size=K` sets every experiment's train_group_size (a GPU run of a preset without
+    editing it); out of range, the config error names the key."""
+    result = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", "--config", "train_group_size=2")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout + result.stderr
+    for eid, mid, groups in [
+        ("small_graphs", "jspgfn-diag", ("0-1", "2-2")),
+        ("larger_graphs_mlp", "jspgfn-mlp", ("0-1",)),
+        ("medium_graphs_d10_er2", "jspgfn-full-short", ("0-1",)),
+    ]:
+        runs = f"results/quick/{eid}/runs/{mid}"
+        assert all(f"{runs}/group-{group}.done" in text for group in groups), eid
+        assert f"{runs}/0/done" not in text, eid
+    bad = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", "--config", "train_group_size=0")
+    assert bad.returncode != 0
+    assert "--config: train_group_size: 0 is less than the minimum of 1" in bad.stderr
+    assert not (workdir / "results").exists()
+
+
 def overlay(config, mid):
     """The preset's own entry of method `mid`, over the registry's (created empty)."""
     return config.setdefault("methods", {}).setdefault(mid, {})

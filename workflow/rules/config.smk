@@ -173,6 +173,8 @@ def load_config(config):
             shown[name] = mid
         if config["max_datasets"] is not None:
             exp["num_datasets"] = min(exp["num_datasets"], config["max_datasets"])
+        if config["train_group_size"] is not None:
+            exp["train_group_size"] = config["train_group_size"]
     _check_figures(config)
     # Every entry was checked; the config keeps (and results/{preset}/config.yaml records) the ones it runs.
     used = {mid for exp in config["experiments"].values() for mid in exp["methods"]}
