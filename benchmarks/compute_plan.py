@@ -268,15 +268,21 @@ def measured_rows(config, table, source, registry=None):
     table.loc[~table["rule"].isin(("baseline", "jspgfn_train", "jspgfn_sample")), "method"] = ""
     rows = []
     for (eid, rule, method), jobs in table.groupby(["experiment", "rule", "method"], sort=True):
-        cost = ""
+        cost = None
         if rule in ("baseline", "jspgfn_train"):
             cost = budget(config, method, registry)
         elif rule == "jspgfn_sample":
             cost = sample_budget(config, eid, method, registry)
-        cost = "" if cost in ("", None) else f"{cost:.0f}"
         text = f"{source}; {len(jobs)} job(s), mean of {', '.join(f'{s:.0f}' for s in jobs['s'])} s"
         rows.append(
-            dict(experiment=eid, rule=rule, method=method, seconds=round(jobs["s"].mean()), cost=cost, source=text)
+            dict(
+                experiment=eid,
+                rule=rule,
+                method=method,
+                seconds=round(jobs["s"].mean()),
+                cost="" if cost is None else f"{cost:.0f}",
+                source=text,
+            )
         )
     return pd.DataFrame(rows, columns=["experiment", "rule", "method", "seconds", "cost", "source"])
 

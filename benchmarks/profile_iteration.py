@@ -152,10 +152,10 @@ def network_part(op_name):
 
 def xla_op_profile(trainer, state, iterations, repeats, peak, reached):
     """Print the traced op time of `repeats` chunks of `iterations` iterations (run_chunk already compiled for
-    them) per part and kind (jax.profiler,
-    events per HLO op on XLA's CPU worker threads, joined with the compiled HLO's source paths and dots), and
-    the fraction of the attainable rate `peak` (FLOP/s) the iteration would reach, from the `reached` FLOP/s
-    measured without the tracer, were every op but the matmuls free."""
+    them) per part and kind (jax.profiler, events per HLO op on XLA's CPU worker threads, joined with the
+    compiled HLO's source paths and dots), and the fraction of the attainable rate `peak` (FLOP/s) the
+    iteration would reach, from the `reached` FLOP/s measured without the tracer, were every op but the
+    matmuls free."""
     ops = hlo_ops(trainer.run_chunk.lower(trainer, state, iterations).compile().as_text())
     with tempfile.TemporaryDirectory() as folder:
         t = time.perf_counter()
